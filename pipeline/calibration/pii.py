@@ -1,0 +1,660 @@
+"""PII scrubbing with typed, per-record consistent placeholders.
+
+Every detected value is replaced by ``<KIND_n>``; ``n`` counts per kind in order of first
+appearance, and the same value (normalised: case-folded e-mails and names, E.164 phones,
+digits-only cards and ids) gets the same placeholder everywhere in one record, so a
+conversation stays coherent ("call <PHONE_1>" … "I called <PHONE_1>"). Text that already
+holds placeholders is left alone: scrubbing scrubbed text changes nothing.
+
+Detection favours not flagging ordinary business numbers (order ids, prices, dates,
+versions): ids and cards need a valid checksum or format rule, phones must be valid
+numbers for one of the configured regions, and digit runs glued to an identifier
+(``ORD-48213377``) are never phones.
+
+Example:
+    >>> scrubber = Scrubber(PIIConfig())
+    >>> scrubber.scrub_text("Mail jane.doe@example.com or JANE.DOE@example.com, order ORD-48213377")
+    'Mail <EMAIL_1> or <EMAIL_1>, order ORD-48213377'
+
+Raw values are never logged: only kinds and counts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import phonenumbers
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from pipeline.calibration.schema import Record
+
+try:
+    from stdnum.cn import ric as _cn_ric
+    from stdnum.es import dni as _es_dni
+    from stdnum.es import nie as _es_nie
+    from stdnum.fr import nir as _fr_nir
+    from stdnum.in_ import aadhaar as _in_aadhaar
+    from stdnum.us import ssn as _us_ssn
+except ImportError as err:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "PII scrubbing needs python-stdnum for national-id checksums; "
+        "install the calibration extra: pip install 'qpipe[calibration]' (or python-stdnum)"
+    ) from err
+
+logger = logging.getLogger(__name__)
+
+PIIKind = Literal[
+    "EMAIL", "PHONE", "NATIONAL_ID", "CARD", "IP", "SECRET", "URL_CREDENTIALS", "ADDRESS",
+    "PERSON",
+]
+#: Also the tie-break order when two detections cover exactly the same text.
+ALL_KINDS: tuple[str, ...] = (
+    "SECRET", "URL_CREDENTIALS", "EMAIL", "NATIONAL_ID", "CARD", "IP", "PHONE", "ADDRESS",
+    "PERSON",
+)
+_RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "CN", "IN", "ES", "BR", "JP")
+
+PLACEHOLDER_RE = re.compile(r"<(" + "|".join(ALL_KINDS) + r")_(\d+)>")
+_MASK = "\ue000"  # private-use char: not a word char, digit or space, so no pattern spans it
+
+
+class PIIConfig(BaseModel):
+    """What the scrubber looks for. Scrubbing is on unless ``enabled=False`` is written.
+
+    ``dictionary_path`` names a UTF-8 file of terms always scrubbed (case-insensitive,
+    whole words): one per line, ``#`` starts a comment, and a line ``KIND: term`` files
+    the term under that kind instead of PERSON. Dictionary terms apply whatever ``kinds``
+    says.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    kinds: frozenset[PIIKind] = frozenset(ALL_KINDS)
+    dictionary_path: Path | None = None
+    phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
+
+    @field_validator("phone_regions")
+    @classmethod
+    def _known_regions(cls, regions: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(
+                f"unknown phone regions {unknown}; use ISO 3166 alpha-2 codes such as 'US', 'GB'"
+            )
+        return regions
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    kind: str
+    key: str
+
+
+# --------------------------------------------------------------------------- patterns
+
+_EMAIL_RE = re.compile(
+    r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
+    r"(?![\w-])"
+)
+_URL_CRED_RE = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s:/@<>\"'`]+:[^\s/@<>\"'`]+@[^\s<>\"'`]+"
+)
+_TRAILING_PUNCT = ".,;:!?)]}'\"`"
+
+_SECRET_RES: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*"
+                r"PRIVATE KEY-----|[\s\S]*\Z)"), 0),
+    (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b"), 0),
+    (re.compile(r"(?<![\w-])sk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"), 0),
+    (re.compile(r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), 0),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
+    (re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)"), 1),
+)
+_SECRET_KEYWORD_RE = re.compile(
+    r"(?i)\b(password|passwd|pwd|passphrase|passcode|pin|secret|client[_ -]?secret|"
+    r"api[_ -]?key|apikey|access[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|"
+    r"refresh[_ -]?token|token|aws_secret_access_key)[\"']?\s*(?P<sep>[:=]|\bis\b)\s*[\"']?"
+    r"(?P<value>[^\s\"',;]+)"
+)
+
+_SSN_RE = re.compile(r"(?<![\w-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\w-])")
+_SSN_CONTEXT_RE = re.compile(
+    r"(?i)\b(?:ssn|social security(?: number| no\.?)?)\s*(?:#|no\.?|number)?\s*[:=]?\s*"
+    r"(\d{9})(?!\w)"
+)
+_NINO_RE = re.compile(r"(?<!\w)([A-Za-z]{2}) ?(\d{2}) ?(\d{2}) ?(\d{2}) ?([A-Da-d])(?!\w)")
+_NINO_BAD_PREFIX = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
+_CN_RIC_RE = re.compile(r"(?<![\w-])(\d{17}[\dXx])(?![\w-])")
+_DNI_RE = re.compile(r"(?<![\w-])(\d{8})-?([A-Za-z])(?![\w-])")
+_NIE_RE = re.compile(r"(?<![\w-])([XYZxyz])-?(\d{7})-?([A-Za-z])(?![\w-])")
+_AADHAAR_RE = re.compile(r"(?<![\w-])([2-9]\d{3})([ -])(\d{4})\2(\d{4})(?![\w-])")
+_AADHAAR_CONTEXT_RE = re.compile(r"(?i)\b(?:aadhaa?r|uidai|uid)\b\D{0,20}?(\d{12})(?!\w)")
+_NIR_RE = re.compile(
+    r"(?<![\w-])([12]) ?(\d{2}) ?(\d{2}) ?(\d{2}|2[ABab]) ?(\d{3}) ?(\d{3}) ?(\d{2})(?![\w-])"
+)
+
+_CARD_RE = re.compile(
+    r"(?<![\w-])(?:\d{4}([ -]?)\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?|\d{4}([ -]?)\d{6}\2\d{4,5}"
+    r"|\d{13,19})(?![\w-])"
+)
+_CARD_PREFIX_RE = re.compile(r"^(?:3[0-8]|4|5[1-5]|2[2-7]|6(?:011|2|4[4-9]|5))")
+
+_IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w)(?!\.\d)")
+_VERSION_BEFORE_RE = re.compile(r"(?i)(?:\bv|version\s*|ver\.?\s*|release\s*|build\s*)$")
+_IPV6_RE = re.compile(r"(?<![\w:.])[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:%\w+)?(?![\w:])")
+
+_PHONE_GATE_RE = re.compile(r"\+?\(?\d[\d \t().\-/]{5,24}\d")
+_PHONE_ID_CONTEXT_RE = re.compile(
+    r"(?i)\b(?:order|invoice|ticket|ref|reference|tracking|account|acct|sku|case|id|no\.)"
+    r"\W{0,3}$"
+)
+
+_CAP = r"[A-ZÀ-ÖØ-Þ]"
+_LOW = r"[a-zß-öø-ÿ]"
+_NAME = rf"{_CAP}{_LOW}+(?:{_CAP}{_LOW}+)?(?:[-'’]{_CAP}?{_LOW}+)*"
+_NAMES = rf"{_NAME}(?:[ \t]+{_NAME}){{0,2}}"
+_LOOSE_NAMES = r"[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+(?:[ \t]+[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+){0,2}"
+_TITLE = r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?"
+_NAME_END = r"(?=[ \t]*(?:$|[\r\n.!,;:)]))"
+_PERSON_RES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (pattern, names may be lower case)
+    (re.compile(rf"(?i:\bmy name is|\bmy name's)[ \t]+({_LOOSE_NAMES})"), True),
+    (re.compile(rf"(?i:\bname)[ \t]*:[ \t]*({_NAMES})"), False),
+    (re.compile(rf"\b(?:I'm|I’m|I am)[ \t]+({_NAMES})"), False),
+    (re.compile(rf"(?i:\bthis is)[ \t]+({_NAMES})"), False),
+    (re.compile(rf"(?i:\bdear)[ \t]+(?:{_TITLE}[ \t]+)?({_NAMES})"), False),
+    (re.compile(rf"\b{_TITLE}[ \t]+({_NAMES})"), False),
+    (re.compile(rf"(?im:\b(?:hi|hello|hey|good (?:morning|afternoon|evening)))[ \t]+({_NAMES})"
+                rf"(?=[ \t]*[,!])"), False),
+    (re.compile(rf"(?im:\b(?:(?:best|kind|warm)[ \t]+)?regards|\bthanks|\bthank you|\bcheers|"
+                rf"\bsincerely|\byours(?: truly| sincerely)?)[ \t]*[,!.-]?\s*({_NAMES}){_NAME_END}",
+                re.M), False),
+    (re.compile(rf"(?im:\bbest)[ \t]*(?:,|\n)\s*({_NAMES}){_NAME_END}", re.M), False),
+)
+_NOT_NAMES = frozenset("""
+a about able account admin afraid already also bye goodbye correct incorrect listed
+missing misspelled spelled wrong afternoon again all also am an and any anyone are as at
+back be best billing but by calling can care concerned confused contacting currently customer
+customers day dear done enterprise evening everyone feeling fine following folks for friend
+friends from frustrated getting glad going good great guys happy having hello help helpdesk
+here hey hi how i if in interested is it just looking madam manager morning my new no not now
+of ok okay on or order our please premium reaching ready really regards sales service so sorry
+still sure support team thank thanks that the there these this those to today tomorrow trying
+unable very we well what when where why with wondering working world writing yes yesterday
+you your monday tuesday wednesday thursday friday saturday sunday january february march april
+may june july august september october november december
+""".split())
+
+_STREET_EN = (r"(?i:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|"
+              r"pl|square|sq|terrace|way|parkway|pkwy|highway|hwy|close|crescent|gardens|grove|"
+              r"row|mews|circle|cir|trail|plaza)")
+_WORD = r"(?:[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’.-]*|\d{1,3}(?:st|nd|rd|th))"
+_CITY = r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’-]+(?:[ -][A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’-]+){0,2}"
+_UNIT = r"(?:,?[ \t]*(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|#)\.?[ \t]*#?[\w-]{1,6})"
+_POSTCODE = (r"(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]*\d[A-Z]{2}|"
+             r"[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|\d{4,5})")
+_PARTICLE = r"(?:(?:de|del|du|des|la|le|las|los|el|di|della|do|da|dos|das|l'|d')[ \t]*)"
+_ADDRESS_RES = tuple(re.compile(p) for p in (
+    # English: [Flat 2,] 221B Baker Street[, Apt 4][, London][, NW1 6XE | , NY 10001]
+    rf"(?:(?:Flat|Apt|Unit|Suite)[ \t]*\w{{1,5}},?[ \t]*)?\b\d{{1,6}}[A-Za-z]?(?:-\d{{1,4}})?"
+    rf"[ \t]+(?:{_WORD}[ \t]+){{1,3}}{_STREET_EN}\b\.?(?:[ \t]+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
+    rf"{_UNIT}?(?:(?:,[ \t]*|[ \t]*\n[ \t]*){_CITY})?(?:,?[ \t]*{_POSTCODE}\b)?",
+    # French: 12 bis rue de la Paix, 75002 Paris
+    rf"\b\d{{1,4}}(?:[ \t]?(?:bis|ter))?,?[ \t]+(?i:rue|avenue|boulevard|bd|place|chemin|allée|"
+    rf"allee|impasse|quai|route|cours)[ \t]+{_PARTICLE}*{_WORD}(?:[ -]{_PARTICLE}*{_WORD}){{0,3}}"
+    rf"(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
+    # German: Hauptstraße 12a, 10115 Berlin / Berliner Str. 5
+    rf"\b(?:[A-ZÄÖÜ][a-zäöüß]+[ \t-](?:Straße|Strasse|Str\.|Weg|Allee|Platz|Gasse)|[A-ZÄÖÜ]"
+    rf"[a-zäöüß]*(?:straße|strasse|str\.|weg|allee|platz|gasse))[ \t]*\d{{1,4}}[a-zA-Z]?(?!\d)"
+    rf"(?:,?[ \t]*\d{{4,5}}[ \t]+{_CITY})?",
+    # Spanish / Italian / Portuguese: Calle Mayor 5, 28013 Madrid / Via Roma 10
+    rf"\b(?:Calle|C/|Avenida|Avda\.|Paseo|Plaza|Carrer|Camino|Via|Viale|Piazza|Corso|Rua|Avenida)"
+    rf"[ \t]+{_PARTICLE}*{_WORD}(?:[ \t]+{_PARTICLE}*{_WORD}){{0,3}},?[ \t]*(?:n[º°o]\.?[ \t]*)?"
+    rf"\d{{1,4}}[A-Za-z]?(?!\d)(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
+    # Chinese: 北京市朝阳区建国路88号
+    r"(?:[\u4e00-\u9fff]{2,6}(?:省|市|自治区))?(?:[\u4e00-\u9fff]{1,6}(?:市|区|县))*"
+    r"[\u4e00-\u9fff]{1,10}(?:路|街|大道|巷|胡同)\d{1,5}号(?:[\u4e00-\u9fff\d]{0,6}(?:栋|楼|单元|室|层))*",
+    # Japanese: 東京都千代田区丸の内1-1-1
+    r"[\u4e00-\u9fff]{1,4}[都道府県][\u3040-\u30ff\u4e00-\u9fff]{1,10}[市区町村]"
+    r"[\u3040-\u30ff\u4e00-\u9fff]{0,10}\d{1,4}(?:[-−]\d{1,4}){1,2}",
+))
+
+
+# -------------------------------------------------------------------------- detectors
+
+def _mask_placeholders(text: str) -> str:
+    """Same-length text in which existing placeholders cannot be matched by any pattern."""
+    return PLACEHOLDER_RE.sub(lambda m: _MASK * len(m.group()), text)
+
+
+def _strip_trailing(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1] in _TRAILING_PUNCT:
+        end -= 1
+    return end
+
+
+def _emails(text: str) -> Iterator[_Span]:
+    for m in _EMAIL_RE.finditer(text):
+        yield _Span(m.start(), m.end(), "EMAIL", m.group().casefold())
+
+
+def _url_credentials(text: str) -> Iterator[_Span]:
+    for m in _URL_CRED_RE.finditer(text):
+        end = _strip_trailing(text, m.start(), m.end())
+        yield _Span(m.start(), end, "URL_CREDENTIALS", text[m.start():end])
+
+
+def _secrets(text: str) -> Iterator[_Span]:
+    for pattern, group in _SECRET_RES:
+        for m in pattern.finditer(text):
+            yield _Span(m.start(group), m.end(group), "SECRET", m.group(group))
+    for m in _SECRET_KEYWORD_RE.finditer(text):
+        start = m.start("value")
+        end = _strip_trailing(text, start, m.end("value"))
+        value = text[start:end]
+        keyword = m.group(1).lower()
+        min_len = 12 if keyword == "token" else 3
+        if len(value) < min_len or _MASK in value:
+            continue
+        # "the password is wrong" is prose; "my password is hunter2" is a secret.
+        if m.group("sep").lower() == "is" and value.isalpha():
+            continue
+        yield _Span(start, end, "SECRET", value)
+
+
+def _ssn_ok(digits: str) -> bool:
+    return _us_ssn.is_valid(digits)
+
+
+def _nino_ok(prefix: str) -> bool:
+    prefix = prefix.upper()
+    return (prefix[0] not in "DFIQUV" and prefix[1] not in "DFIOQUV"
+            and prefix not in _NINO_BAD_PREFIX)
+
+
+def _cn_ric_ok(number: str) -> bool:
+    number = number.upper()
+    if _cn_ric.calc_check_digit(number) != number[-1]:
+        return False
+    try:  # the birth date must exist; the region table is not consulted (it ages)
+        _cn_ric.get_birth_date(number)
+    except Exception:  # stdnum raises its own ValidationError subclasses
+        return False
+    return True
+
+
+def _nir_ok(number: str) -> bool:
+    month = number[3:5]
+    return (month.isdigit() and (1 <= int(month) <= 12 or int(month) >= 20)
+            and _fr_nir.is_valid(number))
+
+
+def _national_ids(text: str) -> Iterator[_Span]:
+    checks: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
+        (_SSN_RE, _ssn_ok), (_SSN_CONTEXT_RE, _ssn_ok), (_CN_RIC_RE, _cn_ric_ok),
+        (_DNI_RE, _es_dni.is_valid), (_NIE_RE, _es_nie.is_valid),
+        (_AADHAAR_RE, _in_aadhaar.is_valid), (_AADHAAR_CONTEXT_RE, _in_aadhaar.is_valid),
+        (_NIR_RE, _nir_ok),
+    )
+    for pattern, valid in checks:
+        for m in pattern.finditer(text):
+            start, end = (m.start(1), m.end(1)) if pattern.groups == 1 else m.span()
+            compact = re.sub(r"[\s-]", "", text[start:end]).upper()
+            if valid(compact):
+                yield _Span(start, end, "NATIONAL_ID", compact)
+    for m in _NINO_RE.finditer(text):
+        if _nino_ok(m.group(1)):
+            yield _Span(m.start(), m.end(), "NATIONAL_ID", re.sub(r"\s", "", m.group()).upper())
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _cards(text: str) -> Iterator[_Span]:
+    for m in _CARD_RE.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) and _luhn_ok(digits):
+            yield _Span(m.start(), m.end(), "CARD", digits)
+
+
+def _ips(text: str) -> Iterator[_Span]:
+    for m in _IPV4_RE.finditer(text):
+        if _VERSION_BEFORE_RE.search(text, max(0, m.start() - 12), m.start()):
+            continue
+        try:
+            address = ipaddress.IPv4Address(m.group())
+        except ValueError:
+            continue
+        yield _Span(m.start(), m.end(), "IP", str(address))
+    for m in _IPV6_RE.finditer(text):
+        candidate = m.group().rstrip(".")
+        hex_digits = sum(ch in "0123456789abcdefABCDEF" for ch in candidate.split("%")[0])
+        if hex_digits < 4 or ("::" not in candidate and candidate.count(":") < 7):
+            continue
+        try:
+            address = ipaddress.IPv6Address(candidate)
+        except ValueError:
+            continue
+        yield _Span(m.start(), m.start() + len(candidate), "IP", address.compressed)
+
+
+def _phone_windows(text: str) -> list[tuple[int, int]]:
+    """Stretches of text worth handing to libphonenumber (it is slow on long texts)."""
+    windows: list[tuple[int, int]] = []
+    for m in _PHONE_GATE_RE.finditer(text):
+        if sum(ch.isdigit() for ch in m.group()) < 7:
+            continue
+        start, end = m.start(), m.end()
+        while start > 0 and m.start() - start < 24 and not text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and end - m.end() < 24 and not text[end].isspace():
+            end += 1
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _glued_to_identifier(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start else " "
+    before2 = text[start - 2] if start > 1 else " "
+    after = text[end] if end < len(text) else " "
+    after2 = text[end + 1] if end + 1 < len(text) else " "
+    if before.isalnum() or before in "_#" or after.isalnum() or after == "_":
+        return True
+    if before in "-/" and before2.isalnum():
+        return True
+    return after in "-/_" and after2.isalnum()
+
+
+def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
+    found: dict[tuple[int, int], str] = {}
+    for w_start, w_end in _phone_windows(text):
+        window = text[w_start:w_end]
+        for region in regions:
+            matcher = phonenumbers.PhoneNumberMatcher(
+                window, region, leniency=phonenumbers.Leniency.VALID
+            )
+            for match in matcher:
+                span = (w_start + match.start, w_start + match.end)
+                if span not in found:  # the first configured region interprets it
+                    found[span] = phonenumbers.format_number(
+                        match.number, phonenumbers.PhoneNumberFormat.E164
+                    )
+    for (start, end), e164 in found.items():
+        raw = text[start:end]
+        if _glued_to_identifier(text, start, end):
+            continue
+        if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
+            continue
+        yield _Span(start, end, "PHONE", e164)
+
+
+def _addresses(text: str) -> Iterator[_Span]:
+    for pattern in _ADDRESS_RES:
+        for m in pattern.finditer(text):
+            end = m.end()
+            while end > m.start() and text[end - 1] in " \t,.":
+                end -= 1
+            yield _Span(m.start(), end, "ADDRESS", " ".join(text[m.start():end].split()).casefold())
+
+
+def _name_length(raw: str, loose: bool) -> int:
+    """Length of the leading name words of ``raw``, cut at the first word that is not a name."""
+    end = 0
+    for word in re.finditer(r"\S+", raw):
+        text = word.group()
+        if text.casefold() in _NOT_NAMES or len(text) < 2 or (not loose and not text[0].isupper()):
+            break
+        end = word.end()
+    return end
+
+
+def _persons(text: str) -> Iterator[_Span]:
+    for pattern, loose in _PERSON_RES:
+        for m in pattern.finditer(text):
+            length = _name_length(m.group(1), loose)
+            if length:
+                start = m.start(1)
+                name = " ".join(text[start:start + length].split())
+                yield _Span(start, start + length, "PERSON", name.casefold())
+
+
+def _terms(text: str, pattern: re.Pattern[str] | None, kinds: dict[str, str]) -> Iterator[_Span]:
+    if pattern is None:
+        return
+    for m in pattern.finditer(text):
+        key = " ".join(m.group().split()).casefold()
+        yield _Span(m.start(), m.end(), kinds.get(key, "PERSON"), key)
+
+
+def _terms_pattern(terms: Iterable[str], *, ignore_case: bool) -> re.Pattern[str] | None:
+    unique = sorted({t for t in terms if t.strip()}, key=lambda t: (-len(t), t))
+    if not unique:
+        return None
+    body = "|".join(r"\s+".join(re.escape(part) for part in t.split()) for t in unique)
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE if ignore_case else 0)
+
+
+def _merge(spans: Iterable[_Span], text: str) -> list[_Span]:
+    """Resolve overlaps: overlapping detections become one span (their union), typed by
+    the longest of them, so no raw character of any detection survives."""
+    ordered = sorted(spans, key=lambda s: (s.start, -s.end))
+    clusters: list[list[_Span]] = []
+    cluster_end = -1
+    for span in ordered:
+        if clusters and span.start < cluster_end:
+            clusters[-1].append(span)
+            cluster_end = max(cluster_end, span.end)
+        else:
+            clusters.append([span])
+            cluster_end = span.end
+    merged = []
+    for cluster in clusters:
+        best = min(cluster, key=lambda s: (-(s.end - s.start), _RANK[s.kind], s.start))
+        start, end = cluster[0].start, max(s.end for s in cluster)
+        if (start, end) == (best.start, best.end):
+            merged.append(best)
+        else:
+            merged.append(_Span(start, end, best.kind, " ".join(text[start:end].split()).casefold()))
+    return merged
+
+
+# ------------------------------------------------------------------------ placeholders
+
+class PlaceholderMap:
+    """Per-record memory: which value got which placeholder, and names seen so far.
+
+    Use one map for all fields of one record so placeholders stay consistent.
+    """
+
+    def __init__(self) -> None:
+        self._assigned: dict[tuple[str, str], str] = {}
+        self._next: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter()
+        self.names: set[str] = set()  # person names as written, matched case-sensitively
+
+    def reserve(self, text: str) -> None:
+        """Never hand out a placeholder that ``text`` already uses for something else."""
+        for m in PLACEHOLDER_RE.finditer(text):
+            self._next[m.group(1)] = max(self._next[m.group(1)], int(m.group(2)))
+
+    def learn_name(self, name: str) -> None:
+        """Scrub the person ``name`` and its parts wherever they appear in this record.
+
+        Matching is case-sensitive (as written, Title Case, UPPER CASE) so that a name
+        such as "Will" does not take every "will" with it.
+        """
+        parts = [name] + [p for p in name.split() if len(p) >= 3 and p.casefold() not in _NOT_NAMES]
+        for part in parts:
+            self.names.update({part, part.title(), part.upper()})
+
+    def placeholder(self, kind: str, key: str) -> str:
+        self.counts[kind] += 1
+        found = self._assigned.get((kind, key))
+        if found is None and kind == "PERSON":
+            # "John" after "John Smith" (or the reverse): same person, same placeholder.
+            words = set(key.split())
+            found = next((value for (k, other), value in self._assigned.items()
+                          if k == kind and words & set(other.split())), None)
+        if found is None:
+            self._next[kind] += 1
+            found = f"<{kind}_{self._next[kind]}>"
+        self._assigned[(kind, key)] = found
+        return found
+
+
+# ---------------------------------------------------------------------------- scrubber
+
+class Scrubber:
+    """Replaces PII in text and records; see the module docstring for an example."""
+
+    def __init__(self, config: PIIConfig | None = None) -> None:
+        self.config = config or PIIConfig()
+        self._dict_kinds = self._load_dictionary(self.config.dictionary_path)
+        self._dict_re = _terms_pattern(self._dict_kinds, ignore_case=True)
+        self._names_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    @staticmethod
+    def _load_dictionary(path: Path | None) -> dict[str, str]:
+        if path is None:
+            return {}
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"PII dictionary {path} does not exist; create it (one term per line) "
+                "or unset dictionary_path"
+            )
+        terms: dict[str, str] = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.split("#", 1)[0].strip()
+            kind, sep, rest = line.partition(":")
+            if sep and kind.strip() in _RANK and rest.strip():
+                terms[" ".join(rest.split()).casefold()] = kind.strip()
+            elif line:
+                terms[" ".join(line.split()).casefold()] = "PERSON"
+        logger.info("PII dictionary %s: %d terms", path, len(terms))
+        return terms
+
+    def _detect(self, text: str, mapping: PlaceholderMap) -> list[_Span]:
+        kinds = self.config.kinds
+        spans: list[_Span] = []
+        for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
+                               ("SECRET", _secrets), ("NATIONAL_ID", _national_ids),
+                               ("CARD", _cards), ("IP", _ips), ("ADDRESS", _addresses),
+                               ("PERSON", _persons)):
+            if kind in kinds:
+                spans.extend(detector(text))
+        if "PHONE" in kinds:
+            spans.extend(_phones(text, self.config.phone_regions))
+        spans.extend(_terms(text, self._dict_re, self._dict_kinds))
+        spans.extend(_terms(text, self._names_pattern(mapping), {}))
+        return spans
+
+    def _names_pattern(self, mapping: PlaceholderMap) -> re.Pattern[str] | None:
+        names = frozenset(mapping.names)
+        if names != self._names_cache[0]:
+            self._names_cache = (names, _terms_pattern(names, ignore_case=False))
+        return self._names_cache[1]
+
+    def learn(self, text: str, mapping: PlaceholderMap) -> None:
+        """First pass over a field: reserve the placeholders it holds and learn names."""
+        mapping.reserve(text)
+        if self.enabled and "PERSON" in self.config.kinds:
+            masked = _mask_placeholders(text)
+            for span in _persons(masked):
+                mapping.learn_name(" ".join(masked[span.start:span.end].split()))
+
+    def scrub_text(self, text: str, mapping: PlaceholderMap | None = None) -> str:
+        """``text`` with PII replaced; pass the same ``mapping`` for every field of a record."""
+        if not self.enabled or not text:
+            return text
+        mapping = PlaceholderMap() if mapping is None else mapping
+        self.learn(text, mapping)
+        return self._replace(text, mapping)
+
+    def _replace(self, text: str, mapping: PlaceholderMap) -> str:
+        masked = _mask_placeholders(text)
+        pieces: list[str] = []
+        last = 0
+        for span in _merge(self._detect(masked, mapping), masked):
+            pieces.append(text[last:span.start])
+            pieces.append(mapping.placeholder(span.kind, span.key))
+            last = span.end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def scrub_record(self, record: Record) -> tuple[Record, Counter[str]]:
+        """The record with every text field scrubbed, and replacements counted by kind."""
+        if not self.enabled:
+            return record, Counter()
+        mapping = PlaceholderMap()
+        data = record.model_dump(mode="json")
+        _map_text_fields(data, lambda text: (self.learn(text, mapping), text)[1])
+        _map_text_fields(data, lambda text: self._replace(text, mapping) if text else text)
+        if mapping.counts:
+            logger.debug("record scrubbed: %s", dict(sorted(mapping.counts.items())))
+        return Record.model_validate(data), Counter(mapping.counts)
+
+
+_TOOL_TEXT_KEYS = frozenset({"description", "examples", "example", "default"})
+
+
+def _map_text_fields(data: dict[str, Any], fn: Callable[[str], str]) -> None:
+    """Apply ``fn`` in place, in a fixed order, to every free-text field of a dumped record."""
+    for message in data["messages"]:
+        message["content"] = fn(message["content"])
+    if data.get("reference") is not None:
+        data["reference"] = fn(data["reference"])
+    rubric = data.get("rubric")
+    if rubric is not None:
+        if rubric.get("key_facts") is not None:
+            rubric["key_facts"] = [fn(fact) for fact in rubric["key_facts"]]
+        rubric["expected"] = _map_json(rubric.get("expected"), fn)
+    if data.get("tools") is not None:
+        data["tools"] = [_map_tool(tool, fn, False) for tool in data["tools"]]
+
+
+def _map_json(value: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [_map_json(item, fn) for item in value]
+    if isinstance(value, dict):
+        return {key: _map_json(item, fn) for key, item in value.items()}
+    return value
+
+
+def _map_tool(value: Any, fn: Callable[[str], str], is_text: bool) -> Any:
+    """Scrub only free text inside tool schemas (descriptions, examples), not names/types."""
+    if is_text:
+        return _map_json(value, fn)
+    if isinstance(value, list):
+        return [_map_tool(item, fn, False) for item in value]
+    if isinstance(value, dict):
+        return {key: _map_tool(item, fn, key in _TOOL_TEXT_KEYS) for key, item in value.items()}
+    return value

@@ -1,0 +1,595 @@
+"""Pydantic models of params.yaml, and a loader that reports every problem with file:line.
+
+Each stage reads its own section (``params.model``, ``params.variants[...]``, …). Unknown keys
+are errors (``extra="forbid"``), so a typo fails here and not three hours into calibration.
+Cross-field rules (a scheme that needs calibration, a backend that cannot do a scheme, …) are
+validators; every broken rule becomes one :class:`Problem`, and :func:`load_params` raises
+:class:`ConfigError` carrying all of them at once:
+
+>>> params = load_params("params.yaml")                     # doctest: +SKIP
+>>> params.variants["fp8_dynamic"].needs_calibration        # doctest: +SKIP
+False
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import logging
+import re
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from pipeline.registry import Registry, did_you_mean
+
+logger = logging.getLogger(__name__)
+
+Loc = tuple[str | int, ...]
+Issue = tuple[Loc, str, str]  # (location relative to the failing model, message, fix)
+
+
+# ── problems ──────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the project: where it is, what is wrong, how to fix it."""
+
+    file: str
+    line: int | None
+    key: str
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        text = ": ".join(part for part in (where, self.key, self.message) if part)
+        return f"{text} — fix: {self.fix}" if self.fix else text
+
+
+def render_problems(problems: Iterable[Problem]) -> str:
+    """One line per problem and a count, ready for the CLI to print."""
+    problems = list(problems)
+    if not problems:
+        return "no problems found"
+    noun = "problem" if len(problems) == 1 else "problems"
+    return "\n".join([*(str(p) for p in problems), f"{len(problems)} {noun} found"])
+
+
+class ConfigError(ValueError):
+    """params.yaml is not valid; ``problems`` lists every reason, ``str()`` renders them."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__(render_problems(self.problems))
+
+
+def known(word: str, choices: Iterable[str], label: str = "Known") -> str:
+    """Fix text: ``"did you mean 'y'? Known: a, b, c"``."""
+    choices = list(choices)
+    hint = did_you_mean(word, choices)
+    listing = f"{label}: {', '.join(choices)}"
+    return f"{hint} {listing}" if hint else listing
+
+
+def _fail(issues: list[Issue]) -> None:
+    """Raise all ``issues`` as one pydantic error; :func:`_translate` splits them again."""
+    summary = "; ".join(message for _, message, _ in issues)
+    raise PydanticCustomError("qpipe_issues", "{summary}", {"summary": summary, "issues": issues})
+
+
+# ── the scheme / backend / engine tables ─────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class SchemeInfo:
+    """What a scheme is: which family, whether it needs calibration data, its shape rules."""
+
+    name: str
+    family: Literal["baseline", "compressed", "gguf"]
+    needs_calibration: bool
+    group_size: int | None = None  # in-features must divide by it; None: per-channel / none
+    recipe_schemes: frozenset[str] = frozenset()  # llm-compressor presets a recipe may name
+
+
+SCHEMES: Registry[SchemeInfo] = Registry("scheme")
+for _info in (
+    SchemeInfo("bf16", "baseline", False),
+    SchemeInfo("fp16", "baseline", False),
+    SchemeInfo("w4a16_gptq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"})),
+    SchemeInfo("w4a16_awq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"})),
+    SchemeInfo("w8a8_int8", "compressed", True, None, frozenset({"W8A8"})),
+    SchemeInfo("fp8_dynamic", "compressed", False, None, frozenset({"FP8_DYNAMIC"})),
+    SchemeInfo("nvfp4", "compressed", True, 16, frozenset({"NVFP4"})),
+    # GGUF: k-quants pack 256-value super-blocks, legacy quants 32-value blocks; every
+    # preset but f16 is built with an importance matrix computed on the calibration set.
+    *(SchemeInfo(f"gguf_{p}", "gguf", True, 256) for p in ("q2_k", "q3_k_m", "q4_k_m")),
+    *(SchemeInfo(f"gguf_{p}", "gguf", True, 256) for p in ("q5_k_m", "q6_k")),
+    SchemeInfo("gguf_q4_0", "gguf", True, 32),
+    SchemeInfo("gguf_q8_0", "gguf", True, 32),
+    SchemeInfo("gguf_f16", "gguf", False),
+):
+    SCHEMES.add(_info.name, _info)
+
+
+def _family(family: str) -> frozenset[str]:
+    return frozenset(n for n in SCHEMES if SCHEMES.get(n).family == family)
+
+
+BASELINE_SCHEMES = _family("baseline")
+BACKENDS: dict[str, frozenset[str]] = {
+    "none": BASELINE_SCHEMES,
+    "llmcompressor": _family("compressed"),
+    "llamacpp": _family("gguf"),
+    "gptqmodel": frozenset({"w4a16_gptq", "w4a16_awq"}),
+    "modelopt": frozenset({"fp8_dynamic", "nvfp4", "w4a16_awq"}),
+    "autoawq": frozenset({"w4a16_awq"}),
+}
+ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")
+RECIPE_REQUIRED = frozenset({"llmcompressor"})
+RECIPE_FORBIDDEN = frozenset({"none", "llamacpp"})
+
+
+# ── models ────────────────────────────────────────────────────────────────────────────────
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+# Variant and set names become directories and DVC stage names (quantize@<name>).
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
+
+
+class ModelConfig(_Section):
+    name: str
+    path: Path
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
+    trust_remote_code: bool = False
+
+
+class DemoLogs(_Section):
+    out_dir: Path
+    conversations: PositiveInt = 3000
+    days: PositiveInt = 90
+    end_date: dt.date
+    malformed_share: Share = 0.02
+    duplicate_share: Share = 0.03
+
+
+class DemoGeneralCorpus(_Section):
+    path: Path
+    documents: PositiveInt = 600
+
+
+class DemoTrain(_Section):
+    out_dir: Path
+    seed: int = 7
+    examples: PositiveInt = 60000
+    heldout: PositiveInt = 600
+    steps: PositiveInt = 6000
+    batch_size: PositiveInt = 128
+    learning_rate: Annotated[float, Field(gt=0)] = 0.002
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+
+class DemoConfig(_Section):
+    seed: int = 0
+    logs: DemoLogs
+    general_corpus: DemoGeneralCorpus
+    train: DemoTrain
+
+
+class DataConfig(_Section):
+    sources: Annotated[list[Path], Field(min_length=1)]
+    general_corpus: Path | None = None
+    max_line_bytes: PositiveInt = 65536
+
+
+class PiiConfig(_Section):
+    enabled: bool = True
+    dictionary: Path | None = None
+
+
+class DedupConfig(_Section):
+    near_threshold: Share = 0.8
+    num_perm: PositiveInt = 128
+
+
+class SplitConfig(_Section):
+    by: Literal["conversation_id", "date"] = "conversation_id"
+    eval_share: Share = 0.2
+    eval_recent_days: PositiveInt | None = None
+    salt: str = "qpipe-split-v1"
+    pii: PiiConfig = Field(default_factory=PiiConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    out_dir: Path = Path("data")
+
+    @model_validator(mode="after")
+    def _date_split_needs_days(self) -> SplitConfig:
+        if self.by == "date" and self.eval_recent_days is None:
+            _fail([(("eval_recent_days",), "split by date needs eval_recent_days",
+                    "set eval_recent_days: N (the last N days go to the evaluation pool)")])
+        return self
+
+
+class CalibrationSet(_Section):
+    source: Literal["business", "general"]
+    num_samples: PositiveInt
+    max_seq_len: PositiveInt
+    overlength: Literal["drop", "truncate"] = "drop"
+    hard_share_min: Share = 0.0
+    quota_policy: Literal["fail", "fill"] = "fill"
+    general_ratio: Share = 0.0
+    seed: int = 0
+
+
+class CalibrationConfig(_Section):
+    length_buckets: Annotated[list[PositiveInt], Field(min_length=1)] = [128, 256, 512]
+    sets: dict[Name, CalibrationSet] = Field(default_factory=dict)
+
+    @field_validator("length_buckets")
+    @classmethod
+    def _buckets_increase(cls, edges: list[int]) -> list[int]:
+        bad = [i for i in range(1, len(edges)) if edges[i] <= edges[i - 1]]
+        if bad:
+            i = bad[0]
+            _fail([((i,), f"length bucket edges must be strictly increasing: {edges[i - 1]} "
+                    f"then {edges[i]}", f"sort them, without repeats: {sorted(set(edges))}")])
+        return edges
+
+
+class Variant(_Section):
+    """One quantized (or baseline) model: how it is made and which engine serves it."""
+
+    backend: str
+    scheme: str
+    recipe: Path | None = None
+    calibration: str | None = None
+    engine: str
+    url: str | None = None  # engine openai: the endpoint already serving this variant
+    reason: str | None = None  # engine none: why this variant is not served here
+    options: dict[str, Any] = Field(default_factory=dict)  # backend extras
+
+    @property
+    def info(self) -> SchemeInfo:
+        return SCHEMES.get(self.scheme)
+
+    @property
+    def needs_calibration(self) -> bool:
+        return self.info.needs_calibration
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.scheme in BASELINE_SCHEMES
+
+    @model_validator(mode="after")
+    def _check(self) -> Variant:
+        issues = self._scheme_issues()
+        if not any(loc == ("backend",) for loc, _, _ in issues):
+            issues += self._recipe_issues()  # which recipe fits depends on a valid backend
+        issues += self._engine_issues()
+        if issues:
+            _fail(issues)
+        return self
+
+    def _scheme_issues(self) -> list[Issue]:
+        issues: list[Issue] = []
+        if self.scheme not in SCHEMES:
+            issues.append((("scheme",), f"unknown scheme '{self.scheme}'",
+                           known(self.scheme, SCHEMES)))
+        if self.backend not in BACKENDS:
+            issues.append((("backend",), f"unknown backend '{self.backend}'",
+                           known(self.backend, BACKENDS)))
+        if self.scheme not in SCHEMES:
+            return issues
+        if self.backend in BACKENDS and self.scheme not in BACKENDS[self.backend]:
+            doers = [b for b, schemes in BACKENDS.items() if self.scheme in schemes]
+            what = ("is an unquantized baseline and needs" if self.is_baseline
+                    else "is done by")
+            issues.append((("backend",),
+                           f"backend '{self.backend}' does not do scheme '{self.scheme}'",
+                           f"scheme '{self.scheme}' {what} backend {' or '.join(doers)}"))
+        if self.needs_calibration and not self.calibration:
+            issues.append((("calibration",),
+                           f"scheme '{self.scheme}' needs a calibration set",
+                           "add `calibration: <name>` naming one of calibration.sets"))
+        if not self.needs_calibration and self.calibration:
+            issues.append((("calibration",),
+                           f"scheme '{self.scheme}' uses no calibration data",
+                           "remove `calibration:` (DVC would requantize this variant "
+                           "whenever that set changes)"))
+        return issues
+
+    def _recipe_issues(self) -> list[Issue]:
+        if self.backend in RECIPE_REQUIRED and self.recipe is None:
+            return [(("recipe",), f"backend '{self.backend}' needs a recipe",
+                     "add `recipe: recipes/<file>.yaml` (an llm-compressor recipe)")]
+        if self.backend in RECIPE_FORBIDDEN and self.recipe is not None:
+            return [(("recipe",), f"backend '{self.backend}' takes no recipe",
+                     "remove `recipe:`; the scheme names the preset, extras go under "
+                     "`options:`")]
+        return []
+
+    def _engine_issues(self) -> list[Issue]:
+        if self.engine not in ENGINES:
+            return [(("engine",), f"unknown engine '{self.engine}'", known(self.engine, ENGINES))]
+        issues: list[Issue] = []
+        if self.engine == "none" and not self.reason:
+            issues.append((("reason",), "engine 'none' needs a reason",
+                           "add `reason: <why this variant is not served>`"))
+        if self.engine == "openai" and not self.url:
+            issues.append((("url",), "engine 'openai' needs a url",
+                           "add `url: http://host:port/v1` (the endpoint serving it)"))
+        if self.engine != "openai" and self.url:
+            issues.append((("url",), f"url is only used by engine 'openai', not "
+                           f"'{self.engine}'", "remove `url:` or set `engine: openai`"))
+        if self.engine == "llamacpp" and not self.scheme.startswith("gguf_"):
+            issues.append((("engine",), f"engine 'llamacpp' cannot serve scheme "
+                           f"'{self.scheme}'", "llama.cpp serves gguf_* schemes; use vllm"))
+        return issues
+
+
+class TrackingConfig(_Section):
+    tracking_uri: str = "sqlite:///mlflow.db"
+    experiment: str | None = None  # default: the model's name
+
+
+class Params(_Section):
+    """The whole of params.yaml."""
+
+    model: ModelConfig
+    demo: DemoConfig | None = None
+    data: DataConfig
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
+    variants: Annotated[dict[Name, Variant], Field(min_length=1)]
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+
+    @property
+    def baseline(self) -> str:
+        """Name of the first baseline variant (the one every other is compared with)."""
+        return next(name for name, v in self.variants.items() if v.is_baseline)
+
+    @model_validator(mode="after")
+    def _cross_sections(self) -> Params:
+        issues = cross_section_issues(self.model_dump())
+        if issues:
+            _fail(issues)
+        return self
+
+
+def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """Rules between sections, on plain (possibly invalid) data, so they run even when some
+    other part of the file is broken; locations are absolute."""
+    issues: list[Issue] = []
+    calibration = _mapping(data.get("calibration"))
+    sets = _mapping(calibration.get("sets"))
+    variants = _mapping(data.get("variants"))
+    for name, variant in variants.items():
+        wanted = _mapping(variant).get("calibration")
+        if isinstance(wanted, str) and wanted not in sets:
+            issues.append((("variants", name, "calibration"),
+                           f"calibration set '{wanted}' is not defined in calibration.sets",
+                           known(wanted, sets, "Defined")))
+    schemes = [_mapping(v).get("scheme") for v in variants.values()]
+    if variants and not any(s in BASELINE_SCHEMES for s in schemes):
+        issues.append((("variants",), "no baseline variant (scheme bf16 or fp16)",
+                       "add one, e.g. `baseline: {backend: none, scheme: bf16, engine: vllm}`;"
+                       " every variant is compared with it"))
+    if not _mapping(data.get("data")).get("general_corpus"):
+        for name, spec in sets.items():
+            spec = _mapping(spec)
+            if spec.get("source") == "general" or (spec.get("general_ratio") or 0) > 0:
+                issues.append((("calibration", "sets", name),
+                               f"set '{name}' draws from the general corpus, but "
+                               "data.general_corpus is not set",
+                               "set data.general_corpus to a JSONL file of general text"))
+    return issues
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+# ── YAML with line numbers ───────────────────────────────────────────────────────────────
+
+
+@dataclass
+class YamlDoc:
+    """Parsed YAML plus the line of every key path (mapping keys and sequence items)."""
+
+    file: str
+    data: Any
+    lines: dict[Loc, int]
+
+    def line(self, loc: Loc) -> int | None:
+        """Line of ``loc`` or of its nearest ancestor present in the file."""
+        path = tuple(p for p in loc if p != "[key]")
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def problem(self, loc: Loc, message: str, fix: str = "") -> Problem:
+        return Problem(self.file, self.line(loc), dotted(loc), message, fix)
+
+
+def dotted(loc: Loc) -> str:
+    """``("data", "sources", 0)`` -> ``"data.sources[0]"``."""
+    out = ""
+    for part in loc:
+        if part == "[key]":
+            continue
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
+
+
+def read_yaml(path: Path | str) -> tuple[YamlDoc | None, list[Problem]]:
+    """Parse ``path``; syntax errors and duplicate keys come back as problems."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except OSError as err:
+        return None, [Problem(file, None, "", f"cannot read file: {err.strerror or err}",
+                              "check the path and its permissions")]
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        reason = getattr(err, "problem", None) or str(err)
+        return None, [Problem(file, mark.line + 1 if mark else None, "",
+                              f"not valid YAML: {reason}",
+                              "fix the syntax here (indentation, a missing ':', a quote)")]
+    lines: dict[Loc, int] = {}
+    duplicates: list[Problem] = []
+    if node is not None:
+        _walk(node, (), lines, duplicates, file)
+    return YamlDoc(file, data, lines), duplicates
+
+
+def _walk(node: yaml.Node, path: Loc, lines: dict[Loc, int], dups: list[Problem],
+          file: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            here = (*path, key_node.value)
+            line = key_node.start_mark.line + 1
+            if here in lines:
+                dups.append(Problem(file, line, dotted(here),
+                                    f"duplicate key (first at line {lines[here]}); "
+                                    "YAML keeps only the last one", "remove one of them"))
+            lines[here] = line
+            _walk(value_node, here, lines, dups, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*path, i)] = item.start_mark.line + 1
+            _walk(item, (*path, i), lines, dups, file)
+
+
+# ── loading ───────────────────────────────────────────────────────────────────────────────
+
+
+def check_params(path: Path | str) -> tuple[Params | None, YamlDoc | None, list[Problem]]:
+    """Parse and validate ``path`` without raising: the params (None when invalid), the
+    parsed document (for callers that check more), and every problem found."""
+    doc, problems = read_yaml(path)
+    if doc is None:
+        return None, None, problems
+    if not isinstance(doc.data, Mapping):
+        problems.append(doc.problem((), "expected a mapping of sections at the top level",
+                                    "start the file with `model:`, `data:`, `variants:` …"))
+        return None, doc, problems
+    try:
+        return Params.model_validate(doc.data), doc, problems
+    except ValidationError as err:
+        found, extra = _translate(err, doc), _err_locs(err, "extra_forbidden")
+    # A model's own rules run only once its keys are valid, and the cross-section rules only
+    # on a valid file. Report theirs in this same pass: validate again without the unknown
+    # keys, and run the cross-section rules on the raw data.
+    if extra:
+        try:
+            Params.model_validate(_without(doc.data, extra))
+        except ValidationError as again:
+            found += _translate(again, doc)
+    found += [doc.problem(*issue) for issue in cross_section_issues(doc.data)]
+    unique = list({(p.key, p.message): p for p in reversed(found)}.values())[::-1]
+    problems += sorted(unique, key=lambda p: p.line or 0)
+    return None, doc, problems
+
+
+def _err_locs(err: ValidationError, kind: str) -> list[Loc]:
+    """Locations of the errors of one pydantic error type."""
+    return [tuple(e["loc"]) for e in err.errors(include_url=False) if e["type"] == kind]
+
+
+def _without(data: Any, locs: list[Loc]) -> Any:
+    """A copy of ``data`` with the keys at ``locs`` removed."""
+    data = copy.deepcopy(data)
+    for loc in locs:
+        parent = data
+        for part in loc[:-1]:
+            parent = parent[part]
+        parent.pop(loc[-1], None)
+    return data
+
+
+def load_params(path: Path | str) -> Params:
+    """The validated params; :class:`ConfigError` listing every problem otherwise."""
+    params, _, problems = check_params(path)
+    if problems or params is None:
+        raise ConfigError(problems)
+    logger.debug("loaded %s: %d variants", path, len(params.variants))
+    return params
+
+
+def _translate(err: ValidationError, doc: YamlDoc) -> list[Problem]:
+    problems: list[Problem] = []
+    for e in err.errors(include_url=False):
+        loc, kind, ctx = tuple(e["loc"]), e["type"], e.get("ctx") or {}
+        if kind == "qpipe_issues":
+            problems += [doc.problem((*loc, *sub), msg, fix) for sub, msg, fix in ctx["issues"]]
+        elif kind == "extra_forbidden":
+            allowed = _allowed_keys(loc[:-1])
+            problems.append(doc.problem(loc, f"unknown key '{loc[-1]}'",
+                                        known(str(loc[-1]), allowed, "Allowed keys")))
+        elif kind == "missing":
+            parent = dotted(loc[:-1]) or "the top level"
+            problems.append(doc.problem(loc, f"missing required key '{loc[-1]}'",
+                                        f"add `{loc[-1]}:` under {parent}"))
+        elif kind == "literal_error":
+            choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+            problems.append(doc.problem(loc, f"invalid value {e['input']!r}",
+                                        known(str(e["input"]), choices, "Allowed")))
+        elif loc and loc[-1] == "[key]":
+            problems.append(doc.problem(loc, f"invalid name {e['input']!r}",
+                                        "use letters, digits, '_' and '-' (the name becomes "
+                                        "a directory and a DVC stage name)"))
+        else:
+            got = e["input"]
+            shown = f" (got {got!r})" if isinstance(got, (str, int, float, bool)) else ""
+            problems.append(doc.problem(loc, f"{e['msg']}{shown}"))
+    return problems
+
+
+def _allowed_keys(loc: Loc) -> list[str]:
+    """Field names of the model found at ``loc`` inside :class:`Params`."""
+    annotation: Any = Params
+    for part in loc:
+        annotation = _model_or_container(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return []
+            annotation = field.annotation
+        elif get_origin(annotation) in (dict, list):
+            annotation = get_args(annotation)[-1]
+        else:
+            return []
+    annotation = _model_or_container(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _model_or_container(annotation: Any) -> Any:
+    """Strip Annotated[...] and Optional[...] down to the model or container inside."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType):
+            annotation = next(a for a in get_args(annotation) if a is not type(None))
+        else:
+            return annotation

@@ -1,0 +1,1 @@
+"""engines stage."""

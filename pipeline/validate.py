@@ -1,0 +1,344 @@
+"""Check a whole project before anything expensive runs: params.yaml, the files it names,
+the llm-compressor recipes, and the base model's shapes against each variant's scheme.
+
+Every problem is collected in one pass; nothing here imports torch, transformers or
+llmcompressor, so it runs in well under a second. How the CLI uses it:
+
+>>> from pathlib import Path
+>>> problems = validate_project(Path("params.yaml"))     # doctest: +SKIP
+>>> if problems:                                          # doctest: +SKIP
+...     print(render_problems(problems))
+...     raise typer.Exit(1)
+params.yaml:42: variants.x.scheme: unknown scheme 'w4a16_gtpq' — fix: did you mean 'w4a16_gptq'? …
+1 problem found
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import (
+    RECIPE_REQUIRED,
+    SCHEMES,
+    Loc,
+    Problem,
+    SchemeInfo,
+    YamlDoc,
+    check_params,
+    known,
+    read_yaml,
+    render_problems,
+)
+
+__all__ = ["KNOWN_MODIFIERS", "Problem", "render_problems", "validate_project"]
+
+logger = logging.getLogger(__name__)
+
+# Modifier classes an llm-compressor recipe may name (keys under a `*_modifiers` group).
+KNOWN_MODIFIERS = (
+    "GPTQModifier",
+    "QuantizationModifier",
+    "AWQModifier",
+    "SmoothQuantModifier",
+    "SparseGPTModifier",
+    "ConstantPruningModifier",
+    "LogarithmicEqualizationModifier",
+    "QuIPModifier",
+    "SpinQuantModifier",
+)
+# The algorithm a scheme is named after must be in its recipe.
+REQUIRED_MODIFIER = {"w4a16_gptq": "GPTQModifier", "w4a16_awq": "AWQModifier"}
+# (config.json dimension, its value, the Linear modules whose in-features it is)
+Families = list[tuple[str, int, list[str]]]
+
+
+def validate_project(params_path: Path, *, root: Path | None = None) -> list[Problem]:
+    """Every problem of the project described by ``params_path``; empty when all is well.
+
+    Paths in params.yaml are relative to ``root`` (default: the params file's directory).
+    """
+    params_path = Path(params_path)
+    root = params_path.parent if root is None else Path(root)
+    _, doc, problems = check_params(params_path)
+    if doc is None or not isinstance(doc.data, Mapping):
+        return problems
+    problems += _check_paths(doc, root)
+    recipes = _check_recipes(doc, root)
+    problems += [p for r in recipes.values() for p in r.problems]
+    problems += _check_model_shapes(doc, root, recipes)
+    logger.debug("validated %s: %d problems", params_path, len(problems))
+    return problems
+
+
+# ── paths ─────────────────────────────────────────────────────────────────────────────────
+
+
+def _get(data: Any, loc: Loc) -> Any:
+    for part in loc:
+        if isinstance(data, Mapping):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
+
+
+def _variants(doc: YamlDoc) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    variants = _get(doc.data, ("variants",))
+    if isinstance(variants, Mapping):
+        yield from ((str(k), v) for k, v in variants.items() if isinstance(v, Mapping))
+
+
+def _path_keys(doc: YamlDoc) -> Iterator[tuple[Loc, str]]:
+    """Every (key path, kind) whose value names an input file or directory."""
+    yield ("model", "path"), "model"
+    sources = _get(doc.data, ("data", "sources"))
+    for i in range(len(sources) if isinstance(sources, list) else 0):
+        yield ("data", "sources", i), "source"
+    yield ("data", "general_corpus"), "file"
+    yield ("split", "pii", "dictionary"), "file"
+    for name, _ in _variants(doc):
+        yield ("variants", name, "recipe"), "file"
+
+
+def _check_paths(doc: YamlDoc, root: Path) -> list[Problem]:
+    made_by_demo = {
+        _norm(_get(doc.data, ("demo", *loc))): "demo." + ".".join(loc)
+        for loc in (("logs", "out_dir"), ("general_corpus", "path"), ("train", "out_dir"))
+        if isinstance(_get(doc.data, ("demo", *loc)), str)
+    }
+    problems = []
+    for loc, kind in _path_keys(doc):
+        value = _get(doc.data, loc)
+        if not isinstance(value, str) or not value:
+            continue  # absent, null or mistyped: the schema check reports what matters
+        path, maker = root / value, made_by_demo.get(_norm(value))
+        by_demo = f"it is written by the demo ({maker}): generate the demo first"
+        if not path.exists():
+            fix = by_demo if maker else f"create it, or correct the path (relative to {root})"
+            problems.append(doc.problem(loc, f"'{value}' does not exist", fix))
+        elif kind == "model" and not (path / "config.json").is_file():
+            problems.append(doc.problem(loc, f"'{value}' has no config.json",
+                                        "point model.path at a Hugging Face checkpoint "
+                                        "directory (config.json, tokenizer, weights)"))
+        elif kind == "source" and path.is_dir() and not any(path.rglob("*.jsonl")):
+            problems.append(doc.problem(loc, f"'{value}' holds no *.jsonl files",
+                                        by_demo if maker else "put the logs there as JSONL"))
+    return problems
+
+
+def _norm(value: Any) -> str:
+    return Path(str(value)).as_posix().rstrip("/")
+
+
+# ── recipes ───────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Recipe:
+    """What validation learned from one recipe file."""
+
+    doc: YamlDoc | None
+    problems: list[Problem] = field(default_factory=list)
+    modifiers: list[tuple[str, Loc]] = field(default_factory=list)
+    schemes: list[tuple[str, Loc]] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    config_groups: bool = False
+
+
+def _check_recipes(doc: YamlDoc, root: Path) -> dict[str, Recipe]:
+    """Parse each llm-compressor recipe once, check its shape, then its scheme against
+    every variant that uses it."""
+    users: dict[str, list[tuple[str, str]]] = {}
+    for name, variant in _variants(doc):
+        recipe, scheme = variant.get("recipe"), variant.get("scheme")
+        if variant.get("backend") in RECIPE_REQUIRED and isinstance(recipe, str):
+            users.setdefault(recipe, []).append((name, str(scheme)))
+    recipes: dict[str, Recipe] = {}
+    for rel, variants in users.items():
+        if not (root / rel).is_file():
+            continue  # reported by the path check
+        recipe = _read_recipe(root / rel)
+        for name, scheme in variants:
+            recipe.problems += _scheme_problems(recipe, rel, name, scheme)
+        recipes[rel] = recipe
+    return recipes
+
+
+def _read_recipe(path: Path) -> Recipe:
+    rdoc, problems = read_yaml(path)
+    recipe = Recipe(rdoc, problems)
+    if rdoc is None:
+        return recipe
+    if not isinstance(rdoc.data, Mapping):
+        recipe.problems.append(rdoc.problem((), "a recipe is a mapping of stages",
+                                            "start with `quant_stage:`"))
+        return recipe
+    for stage, groups in rdoc.data.items():
+        if stage == "args":
+            continue
+        if not str(stage).endswith("_stage") or not isinstance(groups, Mapping):
+            recipe.problems.append(rdoc.problem(
+                (stage,), f"'{stage}' is not a stage; llm-compressor silently skips it",
+                f"name it '{stage}_stage' with `<name>_modifiers:` groups inside"))
+            continue
+        for group, modifiers in groups.items():
+            _read_group(recipe, (stage, group), modifiers)
+    if not recipe.modifiers and not recipe.problems:
+        recipe.problems.append(rdoc.problem((), "the recipe has no modifiers",
+                                            "add e.g. quant_stage: quant_modifiers: "
+                                            "GPTQModifier: {...}"))
+    return recipe
+
+
+def _read_group(recipe: Recipe, loc: Loc, modifiers: Any) -> None:
+    rdoc = recipe.doc
+    assert rdoc is not None
+    if not str(loc[-1]).endswith("_modifiers") or not isinstance(modifiers, Mapping):
+        recipe.problems.append(rdoc.problem(
+            loc, f"'{loc[-1]}' is not a modifier group; llm-compressor silently skips it",
+            f"name it '{loc[-1]}_modifiers' and put `<ModifierName>: {{fields}}` inside"))
+        return
+    for name, fields in modifiers.items():
+        here = (*loc, name)
+        if name not in KNOWN_MODIFIERS:
+            recipe.problems.append(rdoc.problem(here, f"unknown modifier '{name}'",
+                                                known(str(name), KNOWN_MODIFIERS)))
+            continue
+        if not isinstance(fields, Mapping):
+            recipe.problems.append(rdoc.problem(here, f"{name} needs a mapping of fields",
+                                                f"write `{name}: {{}}` for the defaults"))
+            continue
+        recipe.modifiers.append((str(name), here))
+        _read_fields(recipe, here, fields)
+
+
+def _read_fields(recipe: Recipe, loc: Loc, fields: Mapping[str, Any]) -> None:
+    scheme = fields.get("scheme")
+    if isinstance(scheme, str):
+        recipe.schemes.append((scheme, (*loc, "scheme")))
+    elif isinstance(scheme, Mapping):  # {preset: [targets]} form
+        recipe.schemes += [(str(preset), (*loc, "scheme", preset)) for preset in scheme]
+    recipe.config_groups |= "config_groups" in fields
+    ignore = fields.get("ignore")
+    if isinstance(ignore, str):
+        ignore = [ignore]
+    if isinstance(ignore, list):
+        recipe.ignore += [str(entry) for entry in ignore]
+
+
+def _scheme_problems(recipe: Recipe, rel: str, variant: str, scheme: str) -> list[Problem]:
+    if recipe.doc is None or scheme not in SCHEMES:
+        return []
+    rdoc, info = recipe.doc, SCHEMES.get(scheme)
+    expected = " or ".join(sorted(info.recipe_schemes)) or "no quantization"
+    problems = []
+    for preset, loc in recipe.schemes:
+        if preset not in info.recipe_schemes:
+            problems.append(rdoc.problem(
+                loc, f"scheme '{preset}' does not match variant '{variant}' (scheme "
+                f"{scheme} expects {expected})",
+                f"set `scheme: {min(info.recipe_schemes, default='…')}` here, or point "
+                f"variants.{variant}.recipe at a recipe for {scheme}"))
+    if info.recipe_schemes and not recipe.schemes and not recipe.config_groups:
+        problems.append(rdoc.problem((), f"{rel} sets no quantization scheme, variant "
+                                     f"'{variant}' ({scheme}) expects {expected}",
+                                     f"add `scheme: {min(info.recipe_schemes)}` to its "
+                                     "QuantizationModifier or GPTQModifier"))
+    needed = REQUIRED_MODIFIER.get(scheme)
+    if needed and needed not in {name for name, _ in recipe.modifiers}:
+        problems.append(rdoc.problem((), f"variant '{variant}' ({scheme}) needs a {needed}, "
+                                     f"which {rel} does not have",
+                                     f"add {needed} to the recipe, or use the recipe "
+                                     f"written for {scheme}"))
+    return problems
+
+
+# ── model shapes ──────────────────────────────────────────────────────────────────────────
+
+
+def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) -> list[Problem]:
+    """Grouped schemes need every quantized Linear's in-features divisible by the group."""
+    model_path = _get(doc.data, ("model", "path"))
+    config_path = root / str(model_path) / "config.json"
+    if not isinstance(model_path, str) or not config_path.is_file():
+        return []
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        return [doc.problem(("model", "path"), f"cannot read {config_path}: {err}",
+                            "write a valid Hugging Face config.json")]
+    families = _linear_in_features(config.get("text_config", config))
+    problems = []
+    for name, variant in _variants(doc):
+        scheme = variant.get("scheme")
+        if scheme not in SCHEMES or not SCHEMES.get(str(scheme)).group_size:
+            continue
+        recipe = recipes.get(str(variant.get("recipe")))
+        problems += _shape_problems(doc, name, SCHEMES.get(str(scheme)), families,
+                                    recipe, str(variant.get("recipe")))
+    return problems
+
+
+def _linear_in_features(config: Mapping[str, Any]) -> Families:
+    """(config dimension, its value, module names whose in-features it is) for a
+    Llama-style decoder; dimensions missing from the config are skipped."""
+    hidden, inter = config.get("hidden_size"), config.get("intermediate_size")
+    heads, layers = config.get("num_attention_heads"), config.get("num_hidden_layers") or 0
+    head_dim = config.get("head_dim") or (hidden // heads if hidden and heads else None)
+    per_layer = [
+        ("hidden_size", hidden, ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                 "mlp.gate_proj", "mlp.up_proj"]),
+        ("num_attention_heads * head_dim", heads * head_dim if heads and head_dim else None,
+         ["self_attn.o_proj"]),
+        ("intermediate_size", inter, ["mlp.down_proj"]),
+    ]
+    extra = {"hidden_size": ["lm_head"]}  # usually in `ignore`, checked like the others
+    return [(dim, value, [f"model.layers.{i}.{m}" for i in range(layers) for m in mods]
+             + extra.get(dim, []))
+            for dim, value, mods in per_layer if isinstance(value, int)]
+
+
+def _shape_problems(doc: YamlDoc, variant: str, info: SchemeInfo, families: Families,
+                    recipe: Recipe | None, recipe_path: str) -> list[Problem]:
+    group, gguf = info.group_size or 1, info.family == "gguf"
+    ignore = [] if gguf or recipe is None else recipe.ignore
+    problems = []
+    for dim, value, modules in families:
+        if value % group == 0:
+            continue
+        hit = [m for m in modules if not any(_matches(entry, m) for entry in ignore)]
+        if not hit:
+            continue
+        kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
+        what = (f"{dim}={value} is not divisible by {group}, the "
+                f"{'GGUF block' if gguf else 'quantization group'} size of {info.name}: "
+                f"{len(hit)} Linear layer{'s' if len(hit) > 1 else ''} ({', '.join(kinds)}) "
+                "cannot be quantized")
+        if gguf:
+            fix = ("llama.cpp falls back to a larger type for them; pick a preset whose "
+                   "block divides it (gguf_q8_0/gguf_q4_0: 32) or gguf_f16")
+        else:
+            pattern = "|".join(kinds)
+            fix = (f"add them to `ignore` in {recipe_path}, e.g. \"re:.*({pattern})$\", or "
+                   "use a scheme without groups (w8a8_int8, fp8_dynamic)")
+        problems.append(doc.problem(("variants", variant, "scheme"), what, fix))
+    return problems
+
+
+def _matches(entry: str, module: str) -> bool:
+    """llm-compressor's `ignore` matching: exact module name, `re:` + a regex anchored at
+    the start of the name, or the class name Linear."""
+    if entry.startswith("re:"):
+        try:
+            return re.match(entry[3:], module) is not None
+        except re.error:
+            return False
+    return entry in (module, "Linear")

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up (idempotent) and run the test suite. Extra arguments go to pytest,
+# e.g. `bash scripts/test.sh -m "not slow"` or `bash scripts/test.sh tests/calibration`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
+       MLFLOW_ENABLE_TELEMETRY=false DO_NOT_TRACK=1 TOKENIZERS_PARALLELISM=false
+exec .venv/bin/python -m pytest "$@"

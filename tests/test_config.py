@@ -1,0 +1,317 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.config import (
+    BACKENDS,
+    SCHEMES,
+    ConfigError,
+    Params,
+    Problem,
+    check_params,
+    load_params,
+    render_problems,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def repo_params() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+@pytest.fixture
+def params(repo_params) -> dict:
+    return copy.deepcopy(repo_params)
+
+
+def write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def line_of(path: Path, text: str, after: str | None = None) -> int:
+    """1-based line of the first line containing ``text`` (after the line with ``after``)."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if after in line) if after else 0
+    return next(i + 1 for i, line in enumerate(lines) if i >= start and text in line)
+
+
+def problems_at(path: Path, key: str) -> list[Problem]:
+    _, _, problems = check_params(path)
+    return [p for p in problems if p.key == key]
+
+
+def one_problem(path: Path) -> Problem:
+    _, _, problems = check_params(path)
+    assert len(problems) == 1, render_problems(problems)
+    return problems[0]
+
+
+def test_repository_params_load(repo_params):
+    params = load_params(REPO / "params.yaml")
+    assert set(params.variants) == set(repo_params["variants"])
+    assert params.baseline == "baseline"
+    assert params.variants["gptq_w4a16_business"].needs_calibration
+    assert not params.variants["fp8_dynamic"].needs_calibration
+    assert params.calibration.sets["general"].overlength == "truncate"
+    assert str(params.model.path) == "models/demo"
+
+
+def test_tables_cover_the_known_schemes_and_backends():
+    gguf = {f"gguf_{p}" for p in "q2_k q3_k_m q4_0 q4_k_m q5_k_m q6_k q8_0 f16".split()}
+    assert set(SCHEMES) == {"bf16", "fp16", "w4a16_gptq", "w4a16_awq", "w8a8_int8",
+                            "fp8_dynamic", "nvfp4"} | gguf
+    assert BACKENDS["llamacpp"] == gguf
+    assert BACKENDS["modelopt"] == {"fp8_dynamic", "nvfp4", "w4a16_awq"}
+    assert not SCHEMES.get("gguf_f16").needs_calibration
+    assert SCHEMES.get("gguf_q8_0").needs_calibration
+
+
+def test_typo_key_in_variant_suggests_the_allowed_key(tmp_path, params):
+    params["variants"]["awq_w4a16_business"]["calibraton"] = "business"
+    path = write(tmp_path, params)
+    [problem] = problems_at(path, "variants.awq_w4a16_business.calibraton")
+    assert problem.message == "unknown key 'calibraton'"
+    assert problem.fix.startswith("did you mean 'calibration'? Allowed keys: backend, scheme")
+    assert problem.line == line_of(path, "calibraton:")
+
+
+def test_typo_top_level_section_suggests_the_section(tmp_path, params):
+    params["calibraton"] = params.pop("calibration")
+    for variant in params["variants"].values():
+        variant.pop("calibration", None)  # keep this test about the one key
+    _, _, problems = check_params(write(tmp_path, params))
+    [problem] = [p for p in problems if p.key == "calibraton"]
+    assert problem.message == "unknown key 'calibraton'"
+    assert "did you mean 'calibration'?" in problem.fix
+
+
+def test_unknown_scheme(tmp_path, params):
+    params["variants"]["gptq_w4a16_business"]["scheme"] = "w4a16_gtpq"
+    path = write(tmp_path, params)
+    problem = one_problem(path)
+    assert problem.key == "variants.gptq_w4a16_business.scheme"
+    assert problem.message == "unknown scheme 'w4a16_gtpq'"
+    assert problem.fix.startswith("did you mean 'w4a16_gptq'? Known: bf16, fp16,")
+    assert problem.line == line_of(path, "w4a16_gtpq")
+    assert str(problem) == (
+        f"{path}:{problem.line}: variants.gptq_w4a16_business.scheme: unknown scheme "
+        f"'w4a16_gtpq' — fix: {problem.fix}"
+    )
+
+
+def test_unknown_backend(tmp_path, params):
+    params["variants"]["fp8_dynamic"]["backend"] = "llmcompresor"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.backend"
+    assert problem.message == "unknown backend 'llmcompresor'"
+    assert "did you mean 'llmcompressor'?" in problem.fix
+
+
+def test_backend_that_does_not_do_the_scheme(tmp_path, params):
+    params["variants"]["nvfp4_business"]["backend"] = "gptqmodel"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.nvfp4_business.backend"
+    assert problem.message == "backend 'gptqmodel' does not do scheme 'nvfp4'"
+    assert problem.fix == "scheme 'nvfp4' is done by backend llmcompressor or modelopt"
+
+
+def test_baseline_needs_backend_none(tmp_path, params):
+    params["variants"]["baseline"]["backend"] = "llmcompressor"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.baseline.backend"
+    assert "unquantized baseline and needs backend none" in problem.fix
+
+
+def test_missing_calibration_for_a_scheme_that_needs_it(tmp_path, params):
+    del params["variants"]["awq_w4a16_business"]["calibration"]
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.awq_w4a16_business.calibration"
+    assert problem.message == "scheme 'w4a16_awq' needs a calibration set"
+    assert "calibration.sets" in problem.fix
+
+
+def test_gguf_imatrix_needs_calibration_but_f16_does_not(tmp_path, params):
+    del params["variants"]["gguf_q4_k_m_business"]["calibration"]
+    assert one_problem(write(tmp_path, params)).key == (
+        "variants.gguf_q4_k_m_business.calibration")
+    params["variants"]["gguf_q4_k_m_business"]["scheme"] = "gguf_f16"
+    assert check_params(write(tmp_path, params))[2] == []
+
+
+def test_calibration_naming_an_unknown_set(tmp_path, params):
+    params["variants"]["w8a8_int8_business"]["calibration"] = "busines"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.w8a8_int8_business.calibration"
+    assert problem.message == "calibration set 'busines' is not defined in calibration.sets"
+    assert problem.fix == "did you mean 'business'? Defined: business, general"
+
+
+def test_calibration_on_a_scheme_that_uses_none(tmp_path, params):
+    params["variants"]["fp8_dynamic"]["calibration"] = "business"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.calibration"
+    assert "uses no calibration data" in problem.message
+
+
+def test_llmcompressor_needs_a_recipe(tmp_path, params):
+    del params["variants"]["fp8_dynamic"]["recipe"]
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.recipe"
+    assert problem.message == "backend 'llmcompressor' needs a recipe"
+
+
+def test_gguf_takes_no_recipe(tmp_path, params):
+    params["variants"]["gguf_q4_k_m_business"]["recipe"] = "recipes/gptq_w4a16.yaml"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.gguf_q4_k_m_business.recipe"
+    assert problem.message == "backend 'llamacpp' takes no recipe"
+
+
+def test_engine_none_needs_a_reason(tmp_path, params):
+    params["variants"]["nvfp4_business"]["engine"] = "none"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.nvfp4_business.reason"
+    assert problem.message == "engine 'none' needs a reason"
+    params["variants"]["nvfp4_business"]["reason"] = "no Blackwell GPU in CI"
+    assert check_params(write(tmp_path, params))[2] == []
+
+
+def test_engine_openai_needs_a_url(tmp_path, params):
+    params["variants"]["fp8_dynamic"]["engine"] = "openai"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.url"
+    assert problem.message == "engine 'openai' needs a url"
+    params["variants"]["fp8_dynamic"]["url"] = "http://gpu-7:8000/v1"
+    params["variants"]["fp8_dynamic"]["options"] = {"pipeline": "basic"}
+    loaded, _, problems = check_params(write(tmp_path, params))
+    assert problems == [] and loaded.variants["fp8_dynamic"].url == "http://gpu-7:8000/v1"
+
+
+def test_unknown_engine(tmp_path, params):
+    params["variants"]["fp8_dynamic"]["engine"] = "vlm"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.engine"
+    assert "did you mean 'vllm'?" in problem.fix
+
+
+def test_no_baseline_variant(tmp_path, params):
+    del params["variants"]["baseline"]
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants"
+    assert problem.message == "no baseline variant (scheme bf16 or fp16)"
+
+
+def test_length_buckets_must_increase(tmp_path, params):
+    params["calibration"]["length_buckets"] = [128, 512, 256]
+    path = write(tmp_path, params)
+    problem = one_problem(path)
+    assert problem.key == "calibration.length_buckets[2]"
+    assert "strictly increasing: 512 then 256" in problem.message
+    assert problem.line == line_of(path, "- 256")
+
+
+def test_share_out_of_range(tmp_path, params):
+    params["split"]["eval_share"] = 1.5
+    params["calibration"]["sets"]["business"]["hard_share_min"] = -0.1
+    _, _, problems = check_params(write(tmp_path, params))
+    assert [p.key for p in problems] == ["split.eval_share",
+                                         "calibration.sets.business.hard_share_min"]
+    assert "less than or equal to 1" in problems[0].message and "1.5" in problems[0].message
+
+
+def test_literal_value_typo_suggests_allowed_value(tmp_path, params):
+    params["calibration"]["sets"]["business"]["overlength"] = "drip"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "calibration.sets.business.overlength"
+    assert problem.message == "invalid value 'drip'"
+    assert problem.fix == "did you mean 'drop'? Allowed: drop, truncate"
+
+
+def test_split_by_date_needs_recent_days(tmp_path, params):
+    params["split"]["by"] = "date"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "split.eval_recent_days"
+
+
+def test_general_set_needs_general_corpus(tmp_path, params):
+    params["data"]["general_corpus"] = None
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "calibration.sets.general"
+    assert "data.general_corpus is not set" in problem.message
+
+
+def test_variant_name_must_be_usable_as_a_directory(tmp_path, params):
+    params["variants"]["fp8 dynamic"] = params["variants"].pop("fp8_dynamic")
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8 dynamic"
+    assert problem.message == "invalid name 'fp8 dynamic'"
+
+
+def test_missing_required_key(tmp_path, params):
+    del params["model"]["name"]
+    problem = one_problem(write(tmp_path, params))
+    assert (problem.key, problem.message) == ("model.name", "missing required key 'name'")
+    assert problem.fix == "add `name:` under model"
+
+
+def test_all_problems_are_reported_in_one_pass(tmp_path, params):
+    variants = params["variants"]
+    variants["gptq_w4a16_business"]["calibraton"] = "business"  # typo'd key …
+    variants["gptq_w4a16_business"]["engine"] = "openai"  # … hides no rule of its variant
+    variants["fp8_dynamic"]["scheme"] = "fp8_dynamc"
+    variants["nvfp4_business"]["calibration"] = "nope"
+    params["calibration"]["length_buckets"] = [256, 128]
+    params["split"]["dedup"]["near_threshold"] = 2
+    with pytest.raises(ConfigError) as info:
+        load_params(write(tmp_path, params))
+    keys = [p.key for p in info.value.problems]
+    assert sorted(keys) == sorted([
+        "variants.gptq_w4a16_business.calibraton",
+        "variants.gptq_w4a16_business.url",
+        "variants.fp8_dynamic.scheme",
+        "variants.nvfp4_business.calibration",
+        "calibration.length_buckets[1]",
+        "split.dedup.near_threshold",
+    ])
+    assert [p.line for p in info.value.problems] == sorted(p.line for p in info.value.problems)
+    assert isinstance(info.value, ValueError)
+    assert str(info.value).endswith("6 problems found")
+
+
+def test_duplicate_key_is_reported(tmp_path):
+    text = (REPO / "params.yaml").read_text().replace(
+        "  dtype: bfloat16\n", "  dtype: bfloat16\n  dtype: float16\n", 1)
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    problem = one_problem(path)
+    assert problem.key == "model.dtype" and "duplicate key" in problem.message
+    assert problem.line == line_of(path, "dtype: float16")
+
+
+def test_yaml_syntax_error_has_a_line(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("model:\n  name: x\n  path: [unclosed\ndata: {}\n")
+    problem = one_problem(path)
+    assert problem.message.startswith("not valid YAML") and problem.line is not None
+
+
+def test_problem_rendering():
+    problem = Problem("params.yaml", 42, "variants.x.scheme", "unknown scheme 'y'", "fix it")
+    assert str(problem) == "params.yaml:42: variants.x.scheme: unknown scheme 'y' — fix: fix it"
+    assert str(Problem("params.yaml", None, "", "cannot read file")) == (
+        "params.yaml: cannot read file")
+    assert render_problems([]) == "no problems found"
+    assert render_problems([problem]).splitlines() == [str(problem), "1 problem found"]
+
+
+def test_params_constructed_directly_still_enforces_cross_section_rules(repo_params):
+    data = copy.deepcopy(repo_params)
+    data["variants"]["w8a8_int8_business"]["calibration"] = "missing"
+    with pytest.raises(ValueError, match="calibration set 'missing' is not defined"):
+        Params.model_validate(data)
