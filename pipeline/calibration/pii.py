@@ -7,9 +7,13 @@ conversation stays coherent ("call <PHONE_1>" … "I called <PHONE_1>"). Text th
 holds placeholders is left alone: scrubbing scrubbed text changes nothing.
 
 Detection favours not flagging ordinary business numbers (order ids, prices, dates,
-versions): ids and cards need a valid checksum or format rule, phones must be valid
-numbers for one of the configured regions, and digit runs glued to an identifier
-(``ORD-48213377``) are never phones.
+versions): ids and cards need a valid checksum or format rule; phones must be valid
+numbers for one of the configured regions (or merely possible ones written unmistakably
+as phones: a ``+`` country code, or a trunk ``0`` and evenly separated groups); digit
+runs glued to an identifier (``ORD-48213377``) are never phones. Person names are found
+by context (a trigger such as "my name is", a title, a greeting or sign-off, a shipping
+label next to an address) and then everywhere else in the same record, plus an optional
+dictionary; a bare name with no such context anywhere in the record is not found.
 
 Example:
     >>> scrubber = Scrubber(PIIConfig())
@@ -21,6 +25,7 @@ Raw values are never logged: only kinds and counts.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import re
@@ -31,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import phonenumbers
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 from pipeline.calibration.schema import Record
 
@@ -92,6 +97,10 @@ class PIIConfig(BaseModel):
             )
         return regions
 
+    @field_serializer("kinds")
+    def _kinds_sorted(self, kinds: frozenset[str]) -> list[str]:
+        return sorted(kinds)  # a set's order varies between runs; dumps must not
+
 
 @dataclass(frozen=True, slots=True)
 class _Span:
@@ -104,7 +113,7 @@ class _Span:
 # --------------------------------------------------------------------------- patterns
 
 _EMAIL_RE = re.compile(
-    r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
+    r"(?<![\w.+%-])\w[\w.+%'-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
     r"(?![\w-])"
 )
 _URL_CRED_RE = re.compile(
@@ -112,17 +121,21 @@ _URL_CRED_RE = re.compile(
 )
 _TRAILING_PUNCT = ".,;:!?)]}'\"`"
 
-_SECRET_RES: tuple[tuple[re.Pattern[str], int], ...] = (
+_SECRET_RES: tuple[tuple[re.Pattern[str], int], ...] = (  # (pattern, group holding the secret)
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*"
                 r"PRIVATE KEY-----|[\s\S]*\Z)"), 0),
     (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b"), 0),
-    (re.compile(r"(?<![\w-])sk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"), 0),
+    (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]*(?=[A-Za-z0-9]{16})"
+                r"(?:[A-Za-z0-9]*\d|[A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[a-z])"
+                r"[A-Za-z0-9_-]*"), 0),
     (re.compile(r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), 0),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
-    (re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)"), 1),
+    # a bearer token has a digit or is long: "bearer instrument" is not one
+    (re.compile(r"(?i)\bbearer\s+((?=[A-Za-z0-9._~+/-]*\d|[A-Za-z0-9._~+/-]{20})"
+                r"[A-Za-z0-9._~+/-]{8,}=*)"), 1),
 )
 _SECRET_KEYWORD_RE = re.compile(
     r"(?i)\b(password|passwd|pwd|passphrase|passcode|pin|secret|client[_ -]?secret|"
@@ -136,7 +149,7 @@ _SSN_CONTEXT_RE = re.compile(
     r"(?i)\b(?:ssn|social security(?: number| no\.?)?)\s*(?:#|no\.?|number)?\s*[:=]?\s*"
     r"(\d{9})(?!\w)"
 )
-_NINO_RE = re.compile(r"(?<!\w)([A-Za-z]{2}) ?(\d{2}) ?(\d{2}) ?(\d{2}) ?([A-Da-d])(?!\w)")
+_NINO_RE = re.compile(r"(?<!\w)([A-Z]{2}) ?(\d{2}) ?(\d{2}) ?(\d{2}) ?([A-D])(?!\w)")
 _NINO_BAD_PREFIX = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
 _CN_RIC_RE = re.compile(r"(?<![\w-])(\d{17}[\dXx])(?![\w-])")
 _DNI_RE = re.compile(r"(?<![\w-])(\d{8})-?([A-Za-z])(?![\w-])")
@@ -154,10 +167,17 @@ _CARD_RE = re.compile(
 _CARD_PREFIX_RE = re.compile(r"^(?:3[0-8]|4|5[1-5]|2[2-7]|6(?:011|2|4[4-9]|5))")
 
 _IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w)(?!\.\d)")
-_VERSION_BEFORE_RE = re.compile(r"(?i)(?:\bv|version\s*|ver\.?\s*|release\s*|build\s*)$")
+_VERSION_BEFORE_RE = re.compile(r"(?i)\b(?:v|version|ver\.?|release|build)\s*$")
 _IPV6_RE = re.compile(r"(?<![\w:.])[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:%\w+)?(?![\w:])")
 
 _PHONE_GATE_RE = re.compile(r"\+?\(?\d[\d \t().\-/]{5,24}\d")
+# dotted quads, dates, and the SSN shape (nobody writes phones 3-2-4)
+_NOT_PHONE_RE = re.compile(
+    r"\d{1,3}(?:\.\d{1,3}){3}|\d{1,4}([./-])\d{1,2}\1\d{1,4}|\d{3}-\d{2}-\d{4}"
+)
+_NATIONAL_PHONE_SHAPE_RE = re.compile(r"\(?0[1-9]\d{0,3}\)?([ .-])\d{2,4}(?:\1\d{2,4}){2,}")
+_DECIMAL_RE = re.compile(r"\d{1,3}[.,]\d{1,2}")
+_STRONG_PHONE_HINT_RE = re.compile(r"\+\d|(?<![\w.,/-])\(?0[1-9]")
 _PHONE_ID_CONTEXT_RE = re.compile(
     r"(?i)\b(?:order|invoice|ticket|ref|reference|tracking|account|acct|sku|case|id|no\.)"
     r"\W{0,3}$"
@@ -167,12 +187,16 @@ _CAP = r"[A-ZÀ-ÖØ-Þ]"
 _LOW = r"[a-zß-öø-ÿ]"
 _NAME = rf"{_CAP}{_LOW}+(?:{_CAP}{_LOW}+)?(?:[-'’]{_CAP}?{_LOW}+)*"
 _NAMES = rf"{_NAME}(?:[ \t]+{_NAME}){{0,2}}"
-_LOOSE_NAMES = r"[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+(?:[ \t]+[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+){0,2}"
+_LOOSE_NAME = r"[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+"
+_LOOSE_NAMES = rf"{_LOOSE_NAME}(?:[ \t]+{_LOOSE_NAME}){{0,2}}"
 _TITLE = r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?"
 _NAME_END = r"(?=[ \t]*(?:$|[\r\n.!,;:)]))"
 _PERSON_RES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (pattern, names may be lower case)
     (re.compile(rf"(?i:\bmy name is|\bmy name's)[ \t]+({_LOOSE_NAMES})"), True),
     (re.compile(rf"(?i:\bname)[ \t]*:[ \t]*({_NAMES})"), False),
+    (re.compile(rf"(?i:(?:^|[,;][ \t]*)name|\brecipient is|\baddressee is|\battn\.?:?|\battention:|"
+                rf"\bc/o|\bcontact person is)[ \t]+({_NAMES})", re.M), False),
+    (re.compile(rf"(?:^|(?<=[.!?,:;])[ \t]+)({_NAMES})[ \t]+here\b", re.M), False),
     (re.compile(rf"\b(?:I'm|I’m|I am)[ \t]+({_NAMES})"), False),
     (re.compile(rf"(?i:\bthis is)[ \t]+({_NAMES})"), False),
     (re.compile(rf"(?i:\bdear)[ \t]+(?:{_TITLE}[ \t]+)?({_NAMES})"), False),
@@ -184,25 +208,26 @@ _PERSON_RES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (pattern, names may
                 re.M), False),
     (re.compile(rf"(?im:\bbest)[ \t]*(?:,|\n)\s*({_NAMES}){_NAME_END}", re.M), False),
 )
+# Capitalised words that follow a trigger but are not names ("I'm Sorry", "Hello World").
 _NOT_NAMES = frozenset("""
-a about able account admin afraid already also bye goodbye correct incorrect listed
-missing misspelled spelled wrong afternoon again all also am an and any anyone are as at
-back be best billing but by calling can care concerned confused contacting currently customer
-customers day dear done enterprise evening everyone feeling fine following folks for friend
-friends from frustrated getting glad going good great guys happy having hello help helpdesk
-here hey hi how i if in interested is it just looking madam manager morning my new no not now
-of ok okay on or order our please premium reaching ready really regards sales service so sorry
-still sure support team thank thanks that the there these this those to today tomorrow trying
-unable very we well what when where why with wondering working world writing yes yesterday
-you your monday tuesday wednesday thursday friday saturday sunday january february march april
-may june july august september october november december
+a able about account admin afraid afternoon again all already also am an and any anyone april
+are as at august back be best billing but by bye calling can care concerned confused contacting
+correct currently customer customers day dear december done enterprise evening everyone
+february feeling fine folks following for friday friend friends from frustrated getting glad
+going good goodbye great guys happy having hello help helpdesk here hey hi how i if in
+incorrect interested is it january july june just listed looking madam manager march may
+missing misspelled monday morning my new no not november now october of ok okay on or order our
+please premium reaching ready really regards sales saturday september service so sorry spelled
+still sunday support sure team thank thanks that the there these this those thursday to today
+tomorrow trying tuesday unable very we wednesday well what when where why with wondering
+working world writing wrong yes yesterday you your
 """.split())
 
 _STREET_EN = (r"(?i:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|"
               r"pl|square|sq|terrace|way|parkway|pkwy|highway|hwy|close|crescent|gardens|grove|"
               r"row|mews|circle|cir|trail|plaza)")
 _WORD = r"(?:[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’.-]*|\d{1,3}(?:st|nd|rd|th))"
-_CITY = r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’-]+(?:[ -][A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’-]+){0,2}"
+_CITY = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’-]+(?:[ -][A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’-]+){0,2}"
 _UNIT = r"(?:,?[ \t]*(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|#)\.?[ \t]*#?[\w-]{1,6})"
 _POSTCODE = (r"(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]*\d[A-Z]{2}|"
              r"[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|\d{4,5})")
@@ -221,12 +246,13 @@ _ADDRESS_RES = tuple(re.compile(p) for p in (
     rf"[a-zäöüß]*(?:straße|strasse|str\.|weg|allee|platz|gasse))[ \t]*\d{{1,4}}[a-zA-Z]?(?!\d)"
     rf"(?:,?[ \t]*\d{{4,5}}[ \t]+{_CITY})?",
     # Spanish / Italian / Portuguese: Calle Mayor 5, 28013 Madrid / Via Roma 10
-    rf"\b(?:Calle|C/|Avenida|Avda\.|Paseo|Plaza|Carrer|Camino|Via|Viale|Piazza|Corso|Rua|Avenida)"
+    rf"\b(?:Calle|C/|Avenida|Avda\.|Paseo|Plaza|Carrer|Camino|Via|Viale|Piazza|Corso|Rua)"
     rf"[ \t]+{_PARTICLE}*{_WORD}(?:[ \t]+{_PARTICLE}*{_WORD}){{0,3}},?[ \t]*(?:n[º°o]\.?[ \t]*)?"
     rf"\d{{1,4}}[A-Za-z]?(?!\d)(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
     # Chinese: 北京市朝阳区建国路88号
     r"(?:[\u4e00-\u9fff]{2,6}(?:省|市|自治区))?(?:[\u4e00-\u9fff]{1,6}(?:市|区|县))*"
-    r"[\u4e00-\u9fff]{1,10}(?:路|街|大道|巷|胡同)\d{1,5}号(?:[\u4e00-\u9fff\d]{0,6}(?:栋|楼|单元|室|层))*",
+    r"[\u4e00-\u9fff]{1,10}(?:路|街|大道|巷|胡同)\d{1,5}号"
+    r"(?:[\u4e00-\u9fff\d]{0,6}(?:栋|楼|单元|室|层))*",
     # Japanese: 東京都千代田区丸の内1-1-1
     r"[\u4e00-\u9fff]{1,4}[都道府県][\u3040-\u30ff\u4e00-\u9fff]{1,10}[市区町村]"
     r"[\u3040-\u30ff\u4e00-\u9fff]{0,10}\d{1,4}(?:[-−]\d{1,4}){1,2}",
@@ -362,8 +388,8 @@ def _phone_windows(text: str) -> list[tuple[int, int]]:
     """Stretches of text worth handing to libphonenumber (it is slow on long texts)."""
     windows: list[tuple[int, int]] = []
     for m in _PHONE_GATE_RE.finditer(text):
-        if sum(ch.isdigit() for ch in m.group()) < 7:
-            continue
+        if sum(ch.isdigit() for ch in m.group()) < 7 or _glued_to_identifier(text, *m.span()):
+            continue  # any phone inside a glued run would be glued too: skip the slow parse
         start, end = m.start(), m.end()
         while start > 0 and m.start() - start < 24 and not text[start - 1].isspace():
             start -= 1
@@ -388,27 +414,42 @@ def _glued_to_identifier(text: str, start: int, end: int) -> bool:
     return after in "-/_" and after2.isalnum()
 
 
-def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
-    found: dict[tuple[int, int], str] = {}
-    for w_start, w_end in _phone_windows(text):
-        window = text[w_start:w_end]
+def _strongly_formatted(raw: str) -> bool:
+    """A "+" country code, or a trunk 0 and evenly separated digit groups: a phone as written."""
+    return raw.startswith("+") or _NATIONAL_PHONE_SHAPE_RE.fullmatch(raw) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # log templates repeat the same numbers; parsing is slow
+def _phone_matches(window: str, regions: tuple[str, ...]) -> dict[tuple[int, int], tuple[str, bool]]:
+    """(start, end) in ``window`` -> (E.164, valid); the first region that matches decides."""
+    found: dict[tuple[int, int], tuple[str, bool]] = {}
+    # Valid numbers (libphonenumber's VALID leniency) anywhere; merely possible ones
+    # (unallocated ranges) only when written unmistakably as phones, see below.
+    passes = [(phonenumbers.Leniency.VALID, True)]
+    if _STRONG_PHONE_HINT_RE.search(window):
+        passes.append((phonenumbers.Leniency.POSSIBLE, False))
+    for leniency, valid in passes:
         for region in regions:
-            matcher = phonenumbers.PhoneNumberMatcher(
-                window, region, leniency=phonenumbers.Leniency.VALID
-            )
-            for match in matcher:
-                span = (w_start + match.start, w_start + match.end)
-                if span not in found:  # the first configured region interprets it
-                    found[span] = phonenumbers.format_number(
-                        match.number, phonenumbers.PhoneNumberFormat.E164
-                    )
-    for (start, end), e164 in found.items():
-        raw = text[start:end]
-        if _glued_to_identifier(text, start, end):
-            continue
-        if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
-            continue
-        yield _Span(start, end, "PHONE", e164)
+            for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency):
+                span = (match.start, match.end)
+                if span not in found and (valid or _strongly_formatted(match.raw_string)):
+                    e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+                    found[span] = (e164, valid)
+    return found
+
+
+def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
+    for w_start, w_end in _phone_windows(text):
+        for (m_start, m_end), (e164, _) in _phone_matches(text[w_start:w_end], regions).items():
+            start, end = w_start + m_start, w_start + m_end
+            raw = text[start:end]
+            if _glued_to_identifier(text, start, end) or _NOT_PHONE_RE.fullmatch(raw):
+                continue
+            if sum(_DECIMAL_RE.fullmatch(token) is not None for token in raw.split()) >= 2:
+                continue  # "0.81 0.77 0.93": a list of decimals, whatever German numbering allows
+            if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
+                continue
+            yield _Span(start, end, "PHONE", e164)
 
 
 def _addresses(text: str) -> Iterator[_Span]:
@@ -418,6 +459,12 @@ def _addresses(text: str) -> Iterator[_Span]:
             while end > m.start() and text[end - 1] in " \t,.":
                 end -= 1
             yield _Span(m.start(), end, "ADDRESS", " ".join(text[m.start():end].split()).casefold())
+
+
+@functools.lru_cache(maxsize=32)
+def _address_spans(text: str) -> tuple[_Span, ...]:
+    # Cached: learning names and replacing both need the addresses of the same text.
+    return tuple(_addresses(text))
 
 
 def _name_length(raw: str, loose: bool) -> int:
@@ -431,14 +478,34 @@ def _name_length(raw: str, loose: bool) -> int:
     return end
 
 
-def _persons(text: str) -> Iterator[_Span]:
-    for pattern, loose in _PERSON_RES:
-        for m in pattern.finditer(text):
-            length = _name_length(m.group(1), loose)
-            if length:
-                start = m.start(1)
-                name = " ".join(text[start:start + length].split())
-                yield _Span(start, start + length, "PERSON", name.casefold())
+_FULL_NAME = rf"{_NAME}(?:[ \t]+{_NAME}){{1,2}}"
+_NAME_BEFORE_ADDRESS_RE = re.compile(
+    rf"\b(?:to|for|attn\.?|c/o)[ \t]+({_FULL_NAME})[ \t]*(?:,|at)?[ \t]*$")
+_NAME_AFTER_ADDRESS_RE = re.compile(rf"[ \t]*,?[ \t]*(?:for|attn\.?|c/o|to)[ \t]+({_FULL_NAME})\b")
+
+
+def _names_by_addresses(text: str, addresses: Iterable[_Span]) -> Iterator[tuple[int, int]]:
+    """Full names right next to a street address ("to Jo Bloggs at <address>",
+    "<address> for Jo Bloggs"): the shipping-label context names are written in."""
+    for address in addresses:
+        before = _NAME_BEFORE_ADDRESS_RE.search(text, max(0, address.start - 80), address.start)
+        after = _NAME_AFTER_ADDRESS_RE.match(text, address.end, address.end + 80)
+        for m in (before, after):
+            if m:
+                yield m.start(1), m.end(1)
+
+
+def _persons(text: str, addresses: Iterable[_Span] = ()) -> Iterator[_Span]:
+    """Names after a trigger ("my name is", "Dear", "Regards,", titles, …) or by an address."""
+    candidates: list[tuple[int, int, bool]] = [
+        (m.start(1), m.end(1), loose) for pattern, loose in _PERSON_RES for m in pattern.finditer(text)
+    ]
+    candidates.extend((start, end, False) for start, end in _names_by_addresses(text, addresses))
+    for start, end, loose in candidates:
+        length = _name_length(text[start:end], loose)
+        if length:
+            name = " ".join(text[start:start + length].split())
+            yield _Span(start, start + length, "PERSON", name.casefold())
 
 
 def _terms(text: str, pattern: re.Pattern[str] | None, kinds: dict[str, str]) -> Iterator[_Span]:
@@ -511,6 +578,7 @@ class PlaceholderMap:
             self.names.update({part, part.title(), part.upper()})
 
     def placeholder(self, kind: str, key: str) -> str:
+        """The placeholder for the normalised value ``key`` of ``kind``; counts one use."""
         self.counts[kind] += 1
         found = self._assigned.get((kind, key))
         if found is None and kind == "PERSON":
@@ -565,10 +633,14 @@ class Scrubber:
         spans: list[_Span] = []
         for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
                                ("SECRET", _secrets), ("NATIONAL_ID", _national_ids),
-                               ("CARD", _cards), ("IP", _ips), ("ADDRESS", _addresses),
-                               ("PERSON", _persons)):
+                               ("CARD", _cards), ("IP", _ips)):
             if kind in kinds:
                 spans.extend(detector(text))
+        addresses = _address_spans(text)
+        if "ADDRESS" in kinds:
+            spans.extend(addresses)
+        if "PERSON" in kinds:
+            spans.extend(_persons(text, addresses))
         if "PHONE" in kinds:
             spans.extend(_phones(text, self.config.phone_regions))
         spans.extend(_terms(text, self._dict_re, self._dict_kinds))
@@ -586,7 +658,7 @@ class Scrubber:
         mapping.reserve(text)
         if self.enabled and "PERSON" in self.config.kinds:
             masked = _mask_placeholders(text)
-            for span in _persons(masked):
+            for span in _persons(masked, _address_spans(masked)):
                 mapping.learn_name(" ".join(masked[span.start:span.end].split()))
 
     def scrub_text(self, text: str, mapping: PlaceholderMap | None = None) -> str:

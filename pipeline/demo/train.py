@@ -51,6 +51,9 @@ class TrainConfig:
     max_len: int = 640
     device: str = "auto"
     near_threshold: float = 0.8
+    max_minutes: float = 0.0          # >0: fit the step count to this training-time budget
+    prepare_only: str = ""            # write tokenizer + encoded corpus here, then stop
+    prepared: str = ""                # train from a directory written by --prepare-only
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -149,6 +152,53 @@ def _batches(data: list[tuple[list[int], list[int]]], batch_size: int, rng: rand
         yield from chunks
 
 
+@dataclass
+class Prepared:
+    tokenizer: object
+    data: list[tuple[list[int], list[int]]]
+    dropped: int
+
+
+def prepare(cfg: TrainConfig) -> Prepared:
+    """Generate, decontaminate, train the tokenizer and encode: everything before the GPU."""
+    held_all = [conversation("logs", cfg.logs_seed, i, mode="placeholder")
+                for i in range(cfg.logs_conversations)]
+    corpus = [conversation("train", cfg.seed, i, mode="placeholder") for i in range(cfg.examples)]
+    corpus, dropped = decontaminate(corpus, held_all, cfg.near_threshold)
+    log.info("training corpus: %d conversations (%d dropped as near duplicates of the logs)",
+             len(corpus), dropped)
+    tokenizer = train_tokenizer((_chatml(c["messages"]) for c in corpus[:30000]), cfg.vocab_size)
+    data = [e for e in (encode(tokenizer, c["messages"], cfg.max_len) for c in corpus) if e]
+    return Prepared(tokenizer, data, dropped)
+
+
+def save_prepared(p: Prepared, out: Path) -> None:
+    import numpy as np
+
+    out.mkdir(parents=True, exist_ok=True)
+    p.tokenizer.save_pretrained(out)
+    lengths = np.array([len(a) for a, _ in p.data], dtype=np.int32)
+    tokens = np.fromiter((t for a, _ in p.data for t in a), dtype=np.uint16, count=int(lengths.sum()))
+    mask = np.fromiter((lab != -100 for _, b in p.data for lab in b), dtype=bool, count=int(lengths.sum()))
+    np.savez_compressed(out / "corpus.npz", tokens=tokens, lengths=lengths, loss_mask=np.packbits(mask),
+                        dropped=np.array([p.dropped]))
+
+
+def load_prepared(path: Path) -> Prepared:
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    z = np.load(path / "corpus.npz")
+    tokens, lengths = z["tokens"].astype(np.int64), z["lengths"]
+    mask = np.unpackbits(z["loss_mask"])[: len(tokens)].astype(bool)
+    data, pos = [], 0
+    for n in lengths.tolist():
+        ids = tokens[pos:pos + n].tolist()
+        data.append((ids, [t if m else -100 for t, m in zip(ids, mask[pos:pos + n].tolist())]))
+        pos += n
+    return Prepared(AutoTokenizer.from_pretrained(path), data, int(z["dropped"][0]))
+
+
 def train(cfg: TrainConfig) -> dict:
     import torch
     import transformers
@@ -158,18 +208,13 @@ def train(cfg: TrainConfig) -> dict:
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     device = _device(cfg.device)
-    held_all = [conversation("logs", cfg.logs_seed, i, mode="placeholder")
-                for i in range(cfg.logs_conversations)]
-    corpus = [conversation("train", cfg.seed, i, mode="placeholder") for i in range(cfg.examples)]
-    corpus, dropped = decontaminate(corpus, held_all, cfg.near_threshold)
-    log.info("training corpus: %d conversations (%d dropped as near duplicates of the logs)",
-             len(corpus), dropped)
-
-    tokenizer = train_tokenizer(
-        (tokenizer_text for c in corpus[:30000]
-         for tokenizer_text in [_chatml(c["messages"])]), cfg.vocab_size)
-    data = [e for e in (encode(tokenizer, c["messages"], cfg.max_len) for c in corpus) if e]
+    prep = load_prepared(Path(cfg.prepared)) if cfg.prepared else prepare(cfg)
+    if cfg.prepare_only:
+        save_prepared(prep, Path(cfg.prepare_only))
+        return {"prepared": cfg.prepare_only, "conversations": len(prep.data)}
+    tokenizer, data, dropped = prep.tokenizer, prep.data, prep.dropped
     n_tokens = sum(len(ids) for ids, _ in data)
+    log.info("data ready: %d conversations, %d tokens (%.0f s)", len(data), n_tokens, time.time() - t0)
 
     model_cfg = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.pad_token_id,
                             eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
@@ -178,14 +223,17 @@ def train(cfg: TrainConfig) -> dict:
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, betas=(0.9, 0.95),
                             weight_decay=0.1)
+    total = [cfg.steps]  # may shrink once the step time is known (--max-minutes)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / cfg.warmup) * (
-        0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / cfg.steps)))))
+        0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total[0])))))
     rng = random.Random(cfg.seed)
     batches = _batches(data, cfg.batch_size, rng)
     use_bf16 = device.type == "cuda"
     model.train()
     losses = []
-    for step in range(cfg.steps):
+    t_train = time.time()
+    step = 0
+    while step < total[0]:
         idx = next(batches)
         width = max(len(data[i][0]) for i in idx)
         ids = torch.full((len(idx), width), tokenizer.pad_token_id, dtype=torch.long)
@@ -202,13 +250,20 @@ def train(cfg: TrainConfig) -> dict:
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        if step % 200 == 0 or step == cfg.steps - 1:
+        if step == 100 and cfg.max_minutes > 0:
+            per_step = (time.time() - t_train) / 101
+            total[0] = max(200, min(cfg.steps, int(cfg.max_minutes * 60 / per_step)))
+            log.info("%.1f ms/step: training %d steps to fit %.1f minutes", per_step * 1e3,
+                     total[0], cfg.max_minutes)
+        if step % 200 == 0 or step == total[0] - 1:
             losses.append((step, round(loss.item(), 4)))
-            log.info("step %d/%d loss %.4f (%.0f s)", step, cfg.steps, loss.item(), time.time() - t0)
+            log.info("step %d/%d loss %.4f (%.0f s)", step, total[0], loss.item(), time.time() - t0)
+        step += 1
     train_s = time.time() - t0
+    cfg.steps = total[0]
 
     model = model.to(torch.bfloat16)
-    heldout = held_all[:cfg.heldout]
+    heldout = [conversation("logs", cfg.logs_seed, i, mode="placeholder") for i in range(cfg.heldout)]
     result = evaluate(model, tokenizer, heldout, device)
     log.info("held-out accuracy %.3f %s", result["overall"], result["by_scenario"])
     stats = {"config": asdict(cfg), "parameters": n_params, "train_conversations": len(data),
@@ -256,6 +311,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     stats = train(TrainConfig(**vars(args)))
+    if "heldout" not in stats:
+        print(json.dumps(stats))
+        return
     print(json.dumps({k: stats[k] for k in ("parameters", "train_seconds", "device")}
                      | {"heldout": {k: stats["heldout"][k] for k in ("overall", "by_scenario")}}))
 

@@ -1,0 +1,201 @@
+"""The `split` stage: validate → scrub PII → deduplicate → stable split into a calibration pool
+and the business evaluation set.
+
+A conversation's pool is decided by the conversation itself — a salted hash of its id, or its
+first timestamp against a window — and the evaluation pool is deduplicated on its own, before
+the calibration pool is deduplicated against it. So adding or editing a calibration-pool
+conversation leaves `data/evalset/` byte-identical, and DVC re-evaluates nothing it does not
+touch. Outputs (all under ``split.out_dir``):
+
+- ``evalset/evalset.jsonl`` + ``evalset/card.json`` — prompts, gold references, rubrics, slices
+- ``pools/calibration.jsonl`` — scrubbed, deduplicated calibration-pool conversations
+- ``split/rejects.jsonl``, ``split/duplicates.jsonl``, ``split/report.json`` — every record
+  accounted for: records in = kept + rejected; kept = eval + calibration + duplicates + unusable
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Iterator
+
+from pipeline.calibration.dedup import Deduplicator
+from pipeline.calibration.ingest import Ingestor, Reject, discover_files
+from pipeline.calibration.pii import PIIConfig, Scrubber
+from pipeline.calibration.schema import Record
+from pipeline.io import atomic_dirs, file_sha256, jsonl_line
+
+log = logging.getLogger(__name__)
+
+
+def dedup_text(messages: list[dict]) -> str:
+    """Text compared for duplicates: the non-system turns (system prompts are deployment
+    boilerplate shared by whole scenarios and would make every short chat look alike)."""
+    return "\n".join(m["content"] for m in messages if m["role"] != "system")
+
+
+def hash_unit(salt: str, key: str) -> float:
+    """A uniform number in [0, 1) decided by `key` alone."""
+    return int.from_bytes(hashlib.sha256(f"{salt}\x00{key}".encode()).digest()[:8], "big") / 2**64
+
+
+def length_bucket(n_tokens: int, edges: list[int]) -> str:
+    lo = 0
+    for edge in edges:
+        if n_tokens <= edge:
+            return f"{lo + 1}-{edge}" if lo else f"<={edge}"
+        lo = edge
+    return f">{edges[-1]}"
+
+
+class _Assigner:
+    """Pool of a conversation: by salted id hash, or by its first timestamp (recent → eval)."""
+
+    def __init__(self, split, first_seen: dict[str, dt.datetime]):
+        self.split = split
+        self.first_seen = first_seen
+        if split.by == "date":
+            newest = max(first_seen.values())
+            self.cutoff = newest - dt.timedelta(days=split.eval_recent_days)
+
+    def __call__(self, conversation_id: str) -> str:
+        if self.split.by == "date":
+            return "eval" if self.first_seen[conversation_id] > self.cutoff else "calibration"
+        return "eval" if hash_unit(self.split.salt, conversation_id) < self.split.eval_share else "calibration"
+
+
+def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path, dict]:
+    """Pass 1: ingest + scrub into a temporary JSONL; rejects written as they come."""
+    pii_cfg = PIIConfig(enabled=params.split.pii.enabled,
+                        dictionary_path=(root / params.split.pii.dictionary
+                                         if params.split.pii.dictionary else None))
+    scrubber = Scrubber(pii_cfg)
+    ingestor = Ingestor(max_line_bytes=params.data.max_line_bytes)
+    pii_counts: Counter[str] = Counter()
+    first_seen: dict[str, dt.datetime] = {}
+    kept_path = tmp / "kept.jsonl"
+    sources = [root / s for s in params.data.sources]
+    with kept_path.open("w", encoding="utf-8") as kept, \
+            (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
+        for item in ingestor.read(sources):
+            if isinstance(item, Reject):
+                rejects.write(item.model_dump_json() + "\n")
+                continue
+            record, counts = scrubber.scrub_record(item.record) if scrubber.enabled else (item.record, Counter())
+            pii_counts.update(counts)
+            cid = record.conversation_id
+            if cid not in first_seen or record.timestamp < first_seen[cid]:
+                first_seen[cid] = record.timestamp
+            kept.write(jsonl_line(_record_json(record)))
+    stats = ingestor.stats
+    report["ingest"] = {"records_in": stats.records_in, "kept": stats.kept,
+                        "rejected": stats.rejected,
+                        "rejected_by_reason": dict(sorted(stats.rejected_by_reason.items())),
+                        "blank_lines": stats.blank_lines,
+                        "per_file": {f: s.model_dump() for f, s in sorted(stats.per_file.items())}}
+    report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}
+    report["sources"] = {name: file_sha256(path) for path, name in discover_files(sources)}
+    return kept_path, first_seen
+
+
+def _record_json(record: Record) -> dict:
+    return json.loads(record.model_dump_json(exclude_none=True))
+
+
+def _read(path: Path) -> Iterator[dict]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            yield json.loads(line)
+
+
+def _eval_item(rec: dict, tokenizer, edges: list[int]) -> dict | None:
+    """Prompt (every turn before the final assistant answer), gold reference, slices."""
+    messages = rec["messages"]
+    reference = rec.get("reference")
+    if messages[-1]["role"] == "assistant":
+        reference = reference or messages[-1]["content"]
+        messages = messages[:-1]
+    if not reference or messages[-1]["role"] != "user":
+        return None
+    ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+    ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+    slices = {"scenario": rec["scenario"], "difficulty": rec.get("difficulty") or "unlabelled",
+              "segment": rec.get("segment") or "unknown",
+              "length_bucket": length_bucket(len(ids), edges)}
+    return {"id": rec["id"], "conversation_id": rec["conversation_id"],
+            "timestamp": rec["timestamp"], "messages": messages, "reference": reference,
+            "rubric": rec.get("rubric") or {"type": "exact"}, "tools": rec.get("tools"),
+            "prompt_tokens": len(ids), "slices": slices}
+
+
+def run(params, root: Path) -> dict:
+    from pipeline.models import load_tokenizer
+
+    out = root / params.split.out_dir
+    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    edges = list(params.calibration.length_buckets)
+    report: dict = {"params": {"data": params.data.model_dump(mode="json"),
+                               "split": params.split.model_dump(mode="json")}}
+    with tempfile.TemporaryDirectory(dir=root) as tmp_s, \
+            atomic_dirs(out, ["evalset", "pools", "split"]) as staged:
+        tmp = Path(tmp_s)
+        (tmp / "split").mkdir()
+        kept_path, first_seen = _scrubbed_records(params, root, tmp, report)
+        (tmp / "split" / "rejects.jsonl").replace(staged["split"] / "rejects.jsonl")
+        assign = _Assigner(params.split, first_seen) if first_seen else None
+        dd = params.split.dedup
+        dedup = Deduplicator(dd.near_threshold, dd.num_perm)
+        counts: Counter[str] = Counter()
+        composition: Counter[str] = Counter()
+        with (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups:
+            # Pass 2: the evaluation pool alone (never influenced by calibration-pool records).
+            with (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
+                for rec in _read(kept_path):
+                    if assign(rec["conversation_id"]) != "eval":
+                        continue
+                    res = dedup.add(rec["id"], dedup_text(rec["messages"]))
+                    if not res.kept:
+                        counts["eval_duplicates"] += 1
+                        dups.write(jsonl_line({"id": rec["id"], "pool": "eval", **_dup(res)}))
+                        continue
+                    item = _eval_item(rec, tokenizer, edges)
+                    if item is None:
+                        counts["eval_unscorable"] += 1
+                        continue
+                    counts["eval"] += 1
+                    composition.update(f"{k}={v}" for k, v in item["slices"].items())
+                    ev.write(jsonl_line(item))
+            # Pass 3: the calibration pool, deduplicated within itself and against eval.
+            with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
+                for rec in _read(kept_path):
+                    if assign(rec["conversation_id"]) != "calibration":
+                        continue
+                    res = dedup.add(rec["id"], dedup_text(rec["messages"]))
+                    if not res.kept:
+                        counts["calibration_duplicates"] += 1
+                        dups.write(jsonl_line({"id": rec["id"], "pool": "calibration", **_dup(res)}))
+                        continue
+                    counts["calibration"] += 1
+                    cal.write(jsonl_line(rec))
+        report["split"] = dict(sorted(counts.items()))
+        assert sum(counts.values()) == report["ingest"]["kept"], "every kept record must be accounted for"
+        eval_card = {"content_sha256": file_sha256(staged["evalset"] / "evalset.jsonl"),
+                     "samples": counts["eval"], "slices": dict(sorted(composition.items())),
+                     "length_buckets": edges, "tokenizer": str(params.model.path)}
+        (staged["evalset"] / "card.json").write_text(json.dumps(eval_card, indent=2) + "\n")
+        report["evalset_sha256"] = eval_card["content_sha256"]
+        report["calibration_pool_sha256"] = file_sha256(staged["pools"] / "calibration.jsonl")
+        (staged["split"] / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    log.info("split: %s", report["split"])
+    return report
+
+
+def _dup(res) -> dict:
+    if res.exact_duplicate_of:
+        return {"kind": "exact", "duplicate_of": res.exact_duplicate_of}
+    return {"kind": "near", "duplicate_of": res.near_duplicate_of}
