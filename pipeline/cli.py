@@ -17,6 +17,9 @@ app = typer.Typer(help="LLM quantization pipeline with business calibration mana
 demo_app = typer.Typer(help="The embedded demo: business logs, general corpus, demo model.",
                        no_args_is_help=True)
 app.add_typer(demo_app, name="demo")
+calib_app = typer.Typer(help="Business calibration sets: split, build, inspect, diff, freeze.",
+                        no_args_is_help=True)
+app.add_typer(calib_app, name="calib")
 console = Console(stderr=True)
 
 ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")
@@ -97,6 +100,67 @@ def demo_eval(params: Path = ParamsOpt,
     result = evaluate_model(model or root / p.model.path, seed=p.demo.seed, n=n)
     typer.echo(json.dumps({k: result[k] for k in ("overall", "n", "by_scenario", "by_difficulty")},
                           indent=2))
+
+
+@calib_app.command("split")
+def calib_split(params: Path = ParamsOpt) -> None:
+    """Validate, scrub PII, deduplicate and split the logs into calibration pool + eval set."""
+    from pipeline.calibration.split import run
+
+    p = _params(params)
+    report = run(p, params.resolve().parent)
+    typer.echo(json.dumps({"ingest": {k: report["ingest"][k] for k in ("records_in", "kept", "rejected",
+                                                                       "rejected_by_reason")},
+                           "pii": report["pii"], "split": report["split"]}, indent=2))
+
+
+@calib_app.command("build")
+def calib_build(sets: list[str] = typer.Argument(None, help="Set names (default: every set)."),
+                params: Path = ParamsOpt) -> None:
+    """Build calibration sets: stratified sample, chat template, length filter, card."""
+    from pipeline.calibration.build import run
+
+    p = _params(params)
+    for name in sets or list(p.calibration.sets):
+        card = run(p, params.resolve().parent, name)
+        typer.echo(f"{name}: {card['samples']} samples, sha256 {card['content_sha256']}")
+
+
+@calib_app.command("inspect")
+def calib_inspect(name: str, params: Path = ParamsOpt) -> None:
+    """Composition (scenario × length bucket, hard share) and hash of a built set."""
+    from pipeline.calibration.inspect import inspect_table, set_dir
+
+    p = _params(params, check_files=False)
+    card, table = inspect_table(set_dir(params.resolve().parent / p.split.out_dir, name))
+    Console().print(table)
+    for src, short in card["shortfalls"].items():
+        for s in short:
+            Console().print(f"[yellow]shortfall ({src}):[/yellow] {s}")
+    Console().print(f"overlap with eval set: {card['overlap_with_evalset']}")
+
+
+@calib_app.command("diff")
+def calib_diff(a: str, b: str, params: Path = ParamsOpt) -> None:
+    """What changed between two versions of a set (names or directories)."""
+    from pipeline.calibration.inspect import diff, set_dir
+
+    p = _params(params, check_files=False)
+    data = params.resolve().parent / p.split.out_dir
+    typer.echo(json.dumps(diff(set_dir(data, a), set_dir(data, b)), indent=2))
+
+
+@calib_app.command("freeze")
+def calib_freeze(name: str, params: Path = ParamsOpt,
+                 out: Optional[Path] = typer.Option(None, help="Default: calibration/specs/<set>.ids")) -> None:
+    """Write a set's sample ids to a committed file, for `rotation.previous`."""
+    from pipeline.calibration.inspect import freeze, set_dir
+
+    p = _params(params, check_files=False)
+    root = params.resolve().parent
+    target = out or root / "calibration" / "specs" / f"{name}.ids"
+    n = freeze(set_dir(root / p.split.out_dir, name), target)
+    typer.echo(f"froze {n} ids of {name} into {target}")
 
 
 def main() -> None:  # pragma: no cover - console entry

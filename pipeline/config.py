@@ -222,6 +222,13 @@ class SplitConfig(_Section):
         return self
 
 
+class Rotation(_Section):
+    """Keep (1 - refresh) of a previous set (its frozen id list) and draw the rest anew."""
+
+    previous: Path  # written by `qpipe calib freeze <set>`; committed, since a stage cannot read its own output
+    refresh: Share = 0.25
+
+
 class CalibrationSet(_Section):
     source: Literal["business", "general"]
     num_samples: PositiveInt
@@ -230,6 +237,8 @@ class CalibrationSet(_Section):
     hard_share_min: Share = 0.0
     quota_policy: Literal["fail", "fill"] = "fill"
     general_ratio: Share = 0.0
+    scenario_weights: dict[str, Annotated[float, Field(ge=0)]] | None = None  # default: uniform
+    rotation: Rotation | None = None
     seed: int = 0
 
 

@@ -1,0 +1,210 @@
+"""The `calibration@<set>` stage: stratified sample → chat template → token-length filter → hash.
+
+Writes ``<split.out_dir>/calibration/<set>/``:
+
+- ``data.parquet`` — columns ``id, source, scenario, length_bucket, difficulty, n_tokens, text``;
+  ``text`` is already rendered with the model's chat template (the same one the engines use), so
+  llm-compressor (``datasets``), GPTQModel and ModelOpt consume it without conversion code;
+- ``samples.jsonl`` — the same rows for people (and the content hash);
+- ``imatrix.txt`` — the texts as plain text for llama.cpp's ``llama-imatrix``;
+- ``card.json`` / ``card.md`` — content SHA256, sources and their SHA256, params, composition
+  scenario × length bucket × difficulty, token-length histogram, PII replacements, rejects,
+  dedup counts, quota shortfalls and fills, and the overlap with the evaluation set (must be 0).
+
+Same inputs + same seed ⇒ byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from statistics import median
+
+from pipeline.calibration.dedup import near_duplicates_between
+from pipeline.calibration.sample import Item, QuotaError, rank, stratify
+from pipeline.calibration.split import dedup_text, length_bucket
+from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
+
+log = logging.getLogger(__name__)
+
+
+class CalibrationError(ValueError):
+    pass
+
+
+def _candidates(rows, tokenizer, cs, edges, counters) -> list[tuple[Item, dict]]:
+    """Render every candidate, enforce max_seq_len (drop or truncate, counted), bucket it."""
+    out = []
+    for row in rows:
+        if "messages" in row:
+            text = tokenizer.apply_chat_template(row["messages"], tokenize=False)
+        else:
+            text = row["text"]
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(ids) > cs.max_seq_len:
+            if cs.overlength == "drop":
+                counters["dropped_overlength"] += 1
+                continue
+            counters["truncated"] += 1
+            ids = ids[: cs.max_seq_len]
+            text = tokenizer.decode(ids)
+        item = Item(row["id"], row.get("scenario", "general"), length_bucket(len(ids), edges),
+                    row.get("difficulty"))
+        out.append((item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
+                           "length_bucket": item.bucket, "difficulty": item.difficulty,
+                           "n_tokens": len(ids), "text": text,
+                           "_dedup": dedup_text(row["messages"]) if "messages" in row else text}))
+    return out
+
+
+def _read_jsonl(path: Path, source: str):
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            row["_source"] = source
+            yield row
+
+
+def _rotation_keep(cs, root: Path, pool_ids: set[str]) -> list[str]:
+    if cs.rotation is None:
+        return []
+    path = root / cs.rotation.previous
+    if not path.is_file():
+        raise CalibrationError(f"rotation.previous {path} does not exist — fix: run "
+                               "`qpipe calib freeze <set>` on the set to rotate from, and commit it")
+    previous = [i for i in path.read_text().split() if i in pool_ids]
+    n_keep = round((1 - cs.rotation.refresh) * len(previous))
+    return sorted(previous, key=lambda i: rank(cs.seed, i))[:n_keep]
+
+
+def run(params, root: Path, set_name: str) -> dict:
+    from pipeline.models import load_tokenizer
+
+    sets = params.calibration.sets
+    if set_name not in sets:
+        from pipeline.registry import did_you_mean
+        raise CalibrationError(f"unknown calibration set {set_name!r} {did_you_mean(set_name, sets)} "
+                               f"Available: {', '.join(sets)}")
+    cs, edges = sets[set_name], list(params.calibration.length_buckets)
+    data_dir = root / params.split.out_dir
+    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    counters: Counter[str] = Counter()
+    n_general = cs.num_samples if cs.source == "general" else round(cs.general_ratio * cs.num_samples)
+    plans, rows = [], {}
+    inputs = {}
+    if n_general < cs.num_samples:
+        pool = data_dir / "pools" / "calibration.jsonl"
+        inputs["calibration_pool"] = file_sha256(pool)
+        cands = _candidates(_read_jsonl(pool, "business"), tokenizer, cs, edges, counters)
+        rows |= {it.id: r for it, r in cands}
+        keep = _rotation_keep(cs, root, set(rows))
+        plans.append(("business", stratify([it for it, _ in cands], num_samples=cs.num_samples - n_general,
+                                           hard_share_min=cs.hard_share_min, seed=cs.seed,
+                                           policy=cs.quota_policy, scenario_weights=cs.scenario_weights,
+                                           keep=keep)))
+    if n_general:
+        if params.data.general_corpus is None:
+            raise CalibrationError(f"calibration set {set_name!r} needs data.general_corpus")
+        gpath = root / params.data.general_corpus
+        inputs["general_corpus"] = file_sha256(gpath)
+        cands = _candidates(_read_jsonl(gpath, "general"), tokenizer, cs, edges, counters)
+        rows |= {it.id: r for it, r in cands}
+        plans.append(("general", stratify([it for it, _ in cands], num_samples=n_general, seed=cs.seed,
+                                          policy=cs.quota_policy)))
+    selected = [rows[it.id] for _, plan in plans for it in plan.selected]
+    overlap = _overlap_with_eval(data_dir, selected, params)
+    if overlap["by_id"] or overlap["near_duplicates"]:
+        raise CalibrationError(f"calibration set {set_name!r} overlaps the evaluation set: {overlap} — "
+                               "the split must keep them disjoint; re-run `qpipe calib split`")
+    card = _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir)
+    with atomic_dirs(data_dir / "calibration", [set_name]) as staged:
+        d = staged[set_name]
+        public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in selected]
+        with (d / "samples.jsonl").open("w", encoding="utf-8") as fh:
+            fh.writelines(jsonl_line(r) for r in public)
+        card["content_sha256"] = file_sha256(d / "samples.jsonl")
+        _write_parquet(d / "data.parquet", public)
+        (d / "imatrix.txt").write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
+        write_json(d / "card.json", card)
+        (d / "card.md").write_text(card_markdown(card), encoding="utf-8")
+    log.info("calibration set %s: %d samples, sha256 %s", set_name, len(public), card["content_sha256"][:12])
+    return card
+
+
+def _write_parquet(path: Path, rows: list[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = ["id", "source", "scenario", "length_bucket", "difficulty", "n_tokens", "text"]
+    table = pa.table({c: [r[c] for r in rows] for c in cols})
+    pq.write_table(table, path, compression="zstd")
+
+
+def _overlap_with_eval(data_dir: Path, selected: list[dict], params) -> dict:
+    evalset = data_dir / "evalset" / "evalset.jsonl"
+    ev = [json.loads(line) for line in evalset.open(encoding="utf-8")]
+    eval_ids = {e["id"] for e in ev}
+    by_id = sorted(r["id"] for r in selected if r["id"] in eval_ids)
+    # Compare the prompt turns only: eval prompts lack the final answer the pool rows carry.
+    eval_texts = [dedup_text(e["messages"]) for e in ev]
+    sel_texts = [dedup_text_from_row(r) for r in selected]
+    pairs = near_duplicates_between(eval_texts, sel_texts, params.split.dedup.near_threshold,
+                                    params.split.dedup.num_perm)
+    return {"by_id": len(by_id), "near_duplicates": len(pairs), "evalset_sha256": file_sha256(evalset)}
+
+
+def dedup_text_from_row(row: dict) -> str:
+    return row["_dedup"]
+
+
+def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir) -> dict:
+    split_report = json.loads((data_dir / "split" / "report.json").read_text())
+    lengths = sorted(r["n_tokens"] for r in selected)
+    comp = Counter(f"{r['scenario']}|{r['length_bucket']}|{r['difficulty'] or 'unlabelled'}" for r in selected)
+    return {
+        "name": set_name, "content_sha256": None, "samples": len(selected),
+        "params": {"set": cs.model_dump(mode="json"), "length_buckets": list(params.calibration.length_buckets),
+                   "model": str(params.model.path)},
+        "inputs_sha256": inputs,
+        "sources_sha256": split_report["sources"],
+        "composition": dict(sorted(comp.items())),
+        "by_scenario": dict(sorted(Counter(r["scenario"] for r in selected).items())),
+        "by_difficulty": dict(sorted(Counter(str(r["difficulty"]) for r in selected).items())),
+        "hard_share": round(sum(r["difficulty"] == "hard" for r in selected) / max(1, len(selected)), 4),
+        "token_lengths": {"min": lengths[0] if lengths else 0, "median": median(lengths) if lengths else 0,
+                          "max": lengths[-1] if lengths else 0, "total": sum(lengths),
+                          "histogram": dict(sorted(Counter(r["length_bucket"] for r in selected).items()))},
+        "quotas": {src: plan.quotas for src, plan in plans},
+        "shortfalls": {src: [str(s) for s in plan.shortfalls] for src, plan in plans},
+        "filled_from_neighbours": {src: plan.filled for src, plan in plans},
+        "rotation": {"kept_from_previous": sum(p.kept_from_previous for _, p in plans),
+                     **(cs.rotation.model_dump(mode="json") if cs.rotation else {})},
+        "length_filter": dict(sorted(counters.items())),
+        "pii": split_report["pii"],
+        "rejects_by_reason": split_report["ingest"]["rejected_by_reason"],
+        "dedup": {k: v for k, v in split_report["split"].items() if "duplicates" in k},
+        "overlap_with_evalset": overlap,
+    }
+
+
+def card_markdown(card: dict) -> str:
+    lines = [f"# Calibration set `{card['name']}`", "",
+             f"- samples: **{card['samples']}**, content SHA256 `{card['content_sha256']}`",
+             f"- hard share: {card['hard_share']:.0%}; tokens min/median/max "
+             f"{card['token_lengths']['min']}/{card['token_lengths']['median']}/{card['token_lengths']['max']}",
+             f"- overlap with the evaluation set: {card['overlap_with_evalset']['by_id']} by id, "
+             f"{card['overlap_with_evalset']['near_duplicates']} near duplicates",
+             f"- PII scrubbing: {'on' if card['pii']['enabled'] else '**OFF**'}; replacements "
+             + ", ".join(f"{k} {v}" for k, v in card["pii"]["replacements"].items()),
+             f"- rejected source records: " + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
+             "", "| scenario | samples |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in card["by_scenario"].items()]
+    for src, short in card["shortfalls"].items():
+        for s in short:
+            lines.append(f"\n> shortfall ({src}): {s}; filled from neighbours per quota_policy")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["run", "CalibrationError", "QuotaError", "card_markdown"]
