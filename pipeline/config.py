@@ -174,9 +174,9 @@ class DemoGeneralCorpus(_Section):
 class DemoTrain(_Section):
     out_dir: Path
     seed: int = 7
-    examples: PositiveInt = 60000
+    examples: PositiveInt = 120000
     heldout: PositiveInt = 600
-    steps: PositiveInt = 6000
+    steps: PositiveInt = 3333
     batch_size: PositiveInt = 128
     learning_rate: Annotated[float, Field(gt=0)] = 0.002
     device: Literal["auto", "cpu", "cuda"] = "auto"

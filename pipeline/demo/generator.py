@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from pipeline.demo.scenarios import BUILDERS, MARK, SCENARIO_WEIGHTS, Draft
+from pipeline.demo.scenarios import BUILDERS, MARK, SCENARIO_WEIGHTS, TRAINING_WEIGHTS, Draft
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ def _rng(stream: str, seed: int, i: int) -> random.Random:
 
 def draft(stream: str, seed: int, i: int) -> tuple[Draft, random.Random]:
     rng = _rng(stream, seed, i)
-    scenario = rng.choices(SCENARIOS, weights=[SCENARIO_WEIGHTS[s] for s in SCENARIOS])[0]
+    weights = TRAINING_WEIGHTS if stream == "train" else SCENARIO_WEIGHTS
+    scenario = rng.choices(SCENARIOS, weights=[weights[s] for s in SCENARIOS])[0]
     return BUILDERS[scenario](rng), rng
 
 

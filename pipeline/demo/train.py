@@ -63,19 +63,27 @@ def shingles(text: str, k: int = 3) -> set[bytes]:
 
 
 def decontaminate(train: list[dict], held: list[dict], threshold: float) -> tuple[list[dict], int]:
-    """Drop training conversations that are near duplicates of any held-out one."""
+    """Drop training conversations that are near duplicates of any held-out one.
+
+    MinHash LSH at a lower threshold proposes candidates; the exact Jaccard of the word
+    3-shingles decides. (LSH alone, at the threshold itself, misses some pairs above it.)
+    """
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=threshold, num_perm=128)
+    lsh = MinHashLSH(threshold=max(0.1, threshold - 0.25), num_perm=128)
+    held_sh = []
     for i, conv in enumerate(held):
+        sh = shingles(conversation_text(conv["messages"]))
+        held_sh.append(sh)
         m = MinHash(num_perm=128, seed=1)
-        m.update_batch(list(shingles(conversation_text(conv["messages"]))))
-        lsh.insert(f"h{i}", m)
+        m.update_batch(list(sh))
+        lsh.insert(i, m)
     kept = []
     for conv in train:
+        sh = shingles(conversation_text(conv["messages"]))
         m = MinHash(num_perm=128, seed=1)
-        m.update_batch(list(shingles(conversation_text(conv["messages"]))))
-        if not lsh.query(m):
+        m.update_batch(list(sh))
+        if not any(len(sh & held_sh[i]) >= threshold * len(sh | held_sh[i]) for i in lsh.query(m)):
             kept.append(conv)
     return kept, len(train) - len(kept)
 
@@ -250,9 +258,11 @@ def train(cfg: TrainConfig) -> dict:
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        if step == 100 and cfg.max_minutes > 0:
-            per_step = (time.time() - t_train) / 101
-            total[0] = max(200, min(cfg.steps, int(cfg.max_minutes * 60 / per_step)))
+        if step == 100:
+            t_100 = time.time()
+        if step == 300 and cfg.max_minutes > 0:  # steady-state step time (after warm-up)
+            per_step = (time.time() - t_100) / 200
+            total[0] = max(400, min(cfg.steps, int((cfg.max_minutes * 60 - (t_100 - t_train)) / per_step) + 100))
             log.info("%.1f ms/step: training %d steps to fit %.1f minutes", per_step * 1e3,
                      total[0], cfg.max_minutes)
         if step % 200 == 0 or step == total[0] - 1:
@@ -296,6 +306,9 @@ def _save(model, tokenizer, cfg: TrainConfig, stats: dict) -> None:
     tokenizer.padding_side = "left"
     tokenizer.save_pretrained(tmp)
     (tmp / "training.json").write_text(json.dumps(stats, indent=2) + "\n")
+    from pipeline.demo.card import write as write_card
+
+    write_card(tmp)
     tmp.chmod(0o755)
     for f in tmp.iterdir():
         f.chmod(0o644)

@@ -1,0 +1,465 @@
+"""End to end: the `split` and `calibration@<set>` stages on small generated logs.
+
+Each module fixture runs `split` once in its own project under tmp; the tests only read.
+The tokenizer is copied once from models/demo, so a demo model retrained meanwhile cannot
+change it between two builds that are compared byte for byte.
+"""
+
+import hashlib
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from pipeline.calibration import build, split
+from pipeline.calibration.dedup import near_duplicates_between
+from pipeline.calibration.inspect import diff, freeze
+from pipeline.calibration.sample import QuotaError
+from pipeline.calibration.split import dedup_text, length_bucket
+from pipeline.config import load_params
+from pipeline.demo.generator import draft, planted_pii, write_general_corpus, write_logs
+from pipeline.models import load_tokenizer
+
+SEED = 20261129
+CONVERSATIONS = 400
+LOGS = dict(seed=SEED, conversations=CONVERSATIONS, days=90, end_date="2026-11-15",
+            malformed_share=0.02, duplicate_share=0.03)
+PII_KINDS = ("EMAIL", "PHONE", "NATIONAL_ID", "CARD", "ADDRESS", "PERSON")
+SCARCE = 200  # more hard samples than 400 conversations leave in the calibration pool
+SETS = {
+    "business": dict(source="business", num_samples=48, max_seq_len=512, overlength="drop",
+                     hard_share_min=0.3, quota_policy="fill", seed=0),
+    "general": dict(source="general", num_samples=48, max_seq_len=512, overlength="truncate", seed=0),
+    "scarce_fail": dict(source="business", num_samples=SCARCE, max_seq_len=512, hard_share_min=1.0,
+                        quota_policy="fail", seed=0),
+    "scarce_fill": dict(source="business", num_samples=SCARCE, max_seq_len=512, hard_share_min=1.0,
+                        quota_policy="fill", seed=0),
+    "rotated": dict(source="business", num_samples=48, max_seq_len=512, hard_share_min=0.3, seed=1,
+                    rotation={"previous": "calibration/specs/business.ids", "refresh": 0.25}),
+    "reseeded": dict(source="business", num_samples=48, max_seq_len=512, hard_share_min=0.3, seed=1),
+}
+OUT_DIRS = ("evalset", "pools", "split", "calibration/business", "calibration/general")
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+def write_params(root: Path, repo: Path, model_dir: Path, *, pii: bool = True) -> Path:
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["model"]["path"] = str(model_dir)
+    params["data"]["sources"] = ["logs"]
+    params["data"]["general_corpus"] = "general.jsonl"
+    params["split"]["pii"]["enabled"] = pii
+    params["calibration"]["sets"] = SETS
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    return path
+
+
+def run_split(root: Path):
+    params = load_params(root / "params.yaml")
+    return params, split.run(params, root)
+
+
+def snapshot(data: Path, dirs=OUT_DIRS) -> dict[str, bytes]:
+    files = {p.relative_to(data).as_posix(): p.read_bytes()
+             for d in dirs for p in sorted((data / d).rglob("*")) if p.is_file()}
+    assert files
+    return files
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def file_texts(path: Path) -> str:
+    """Everything a file says, as text: raw bytes, plus JSON strings un-escaped, plus Parquet cells."""
+    if path.suffix == ".parquet":
+        return json.dumps(pq.read_table(path).to_pylist(), ensure_ascii=False)
+    raw = path.read_bytes()
+    text = raw.decode("utf-8", errors="replace")
+    if path.suffix == ".json":
+        text += json.dumps(json.loads(raw), ensure_ascii=False)
+    elif path.suffix == ".jsonl":
+        text += "".join(json.dumps(json.loads(line), ensure_ascii=False) for line in raw.splitlines())
+    return text
+
+
+def leaks(data: Path, values: set[str]) -> dict[str, list[str]]:
+    found = {}
+    for path in sorted(p for p in data.rglob("*") if p.is_file()):
+        text = file_texts(path)
+        hits = sorted(v for v in values if v in text)
+        if hits:
+            found[path.relative_to(data).as_posix()] = hits
+    return found
+
+
+def planted_exact_duplicates(logs: Path) -> list[tuple[str, str]]:
+    """(duplicate id, original id) of every planted copy whose messages equal the original's."""
+    originals, copies = {}, []
+    for path in sorted(logs.glob("*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("messages"), list):
+                continue
+            key = json.dumps(rec["messages"], sort_keys=True)
+            if str(rec.get("id", "")).startswith("r-dup"):
+                copies.append((rec["id"], key))
+            elif str(rec.get("id", "")).startswith("r-0"):
+                originals.setdefault(key, rec["id"])
+    return [(dup, originals[key]) for dup, key in copies if key in originals]
+
+
+def set_dir(project, name: str) -> Path:
+    return project.data / "calibration" / name
+
+
+# --------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def model_dir(repo, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("model")
+    for p in (repo / "models" / "demo").iterdir():
+        if p.is_file() and p.suffix in (".json", ".jinja", ".txt", ".model"):
+            shutil.copy2(p, out / p.name)
+    assert (out / "tokenizer.json").is_file() and (out / "config.json").is_file()
+    return out
+
+
+@pytest.fixture(scope="module")
+def planted() -> set[str]:
+    return {value for i in range(CONVERSATIONS) for _, value in planted_pii(draft("logs", SEED, i)[0])}
+
+
+@pytest.fixture(scope="module")
+def project(repo, model_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    summary = write_logs(root / "logs", **LOGS)
+    write_general_corpus(root / "general.jsonl", seed=SEED, documents=200)
+    write_params(root, repo, model_dir)
+    params, report = run_split(root)
+    cards = {name: build.run(params, root, name) for name in ("business", "general")}
+    data = root / params.split.out_dir
+    return SimpleNamespace(root=root, data=data, params=params, report=report, cards=cards,
+                           summary=summary, files=snapshot(data))
+
+
+@pytest.fixture(scope="module")
+def rerun(project):
+    """The same stages again in the same project: outputs must not change."""
+    run_split(project.root)
+    for name in ("business", "general"):
+        build.run(project.params, project.root, name)
+    return snapshot(project.data)
+
+
+@pytest.fixture(scope="module")
+def edited(project, repo, model_dir, tmp_path_factory):
+    """A copy of the project whose logs differ in one selected calibration-pool record's user text."""
+    root = tmp_path_factory.mktemp("edited")
+    shutil.copytree(project.root / "logs", root / "logs")
+    shutil.copy2(project.root / "general.jsonl", root / "general.jsonl")
+    write_params(root, repo, model_dir)
+    pool_ids = {r["id"] for r in read_jsonl(project.data / "pools" / "calibration.jsonl")}
+    chosen = [r["id"] for r in read_jsonl(set_dir(project, "business") / "samples.jsonl")
+              if r["id"] in pool_ids and r["id"].startswith("r-0")]
+    target = chosen[0]
+    for path in sorted((root / "logs").glob("*.jsonl")):
+        lines = path.read_bytes().split(b"\n")
+        for k, line in enumerate(lines):
+            if f'"id": "{target}"'.encode() in line[:40]:
+                rec = json.loads(line)
+                user = [m for m in rec["messages"] if m["role"] == "user"][-1]
+                user["content"] += " Also, could you confirm this by email before Friday afternoon?"
+                lines[k] = json.dumps(rec, ensure_ascii=False).encode()
+                path.write_bytes(b"\n".join(lines))
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.fail(f"record {target} not found in the generated logs")
+    params, report = run_split(root)
+    card = build.run(params, root, "business")
+    return SimpleNamespace(root=root, data=root / params.split.out_dir, target=target, card=card,
+                           report=report)
+
+
+@pytest.fixture(scope="module")
+def unscrubbed(repo, model_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("nopii")
+    write_logs(root / "logs", **LOGS)
+    write_general_corpus(root / "general.jsonl", seed=SEED, documents=200)
+    write_params(root, repo, model_dir, pii=False)
+    params, report = run_split(root)
+    card = build.run(params, root, "business")
+    return SimpleNamespace(root=root, data=root / params.split.out_dir, report=report, card=card)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(model_dir):
+    return load_tokenizer(model_dir)
+
+
+# ------------------------------------------------------------------------------ ingest, PII
+
+def test_every_record_is_accounted_for_and_every_malformed_kind_rejected(project):
+    ingest, summary = project.report["ingest"], project.summary
+    planted_bad = Counter(summary["malformed"])
+    assert ingest["records_in"] == ingest["kept"] + ingest["rejected"]
+    assert ingest["records_in"] == CONVERSATIONS + summary["duplicates"] + sum(planted_bad.values())
+    assert set(planted_bad) == set(ingest["rejected_by_reason"])
+    assert Counter(ingest["rejected_by_reason"]) == planted_bad
+    rejects = read_jsonl(project.data / "split" / "rejects.jsonl")
+    assert Counter(r["reason"] for r in rejects) == planted_bad
+    per_file = ingest["per_file"].values()
+    assert sum(f["records_in"] for f in per_file) == ingest["records_in"]
+
+
+def test_rejects_point_at_their_exact_line_and_show_no_pii(project, planted):
+    rejects = read_jsonl(project.data / "split" / "rejects.jsonl")
+    assert rejects
+    for r in rejects:
+        assert set(r) == {"file", "line", "offset", "sha256", "reason", "detail", "excerpt"}
+        raw = Path(r["file"]).read_bytes()
+        body = raw[r["offset"]:].split(b"\n", 1)[0]
+        assert raw[:r["offset"]].count(b"\n") + 1 == r["line"]
+        assert r["offset"] == 0 or raw[r["offset"] - 1:r["offset"]] == b"\n"
+        assert hashlib.sha256(body).hexdigest() == r["sha256"], r["reason"]
+        assert 0 < len(r["excerpt"]) <= 120
+        assert [v for v in planted if v in r["excerpt"]] == [], r
+
+
+def test_no_planted_pii_value_in_any_output_file(project, planted):
+    assert len(planted) > 100
+    files = sorted(p.relative_to(project.data).as_posix() for p in project.data.rglob("*") if p.is_file())
+    assert {"pools/calibration.jsonl", "evalset/evalset.jsonl", "split/rejects.jsonl",
+            "calibration/business/data.parquet", "calibration/business/imatrix.txt"} <= set(files)
+    assert leaks(project.data, planted) == {}
+
+
+def test_the_leak_check_sees_raw_pii_when_scrubbing_is_off(unscrubbed, planted):
+    found = leaks(unscrubbed.data, planted)
+    assert "pools/calibration.jsonl" in found and "calibration/business/data.parquet" in found
+
+
+def test_card_counts_pii_replacements_of_every_kind(project):
+    card = project.cards["business"]
+    assert card["pii"]["enabled"] is True
+    for kind in PII_KINDS:
+        assert card["pii"]["replacements"].get(kind, 0) > 0, kind
+    assert card["pii"] == project.report["pii"]
+
+
+def test_disabled_pii_scrubbing_is_recorded_in_the_card(unscrubbed):
+    assert unscrubbed.report["pii"] == {"enabled": False, "replacements": {}}
+    assert unscrubbed.card["pii"] == {"enabled": False, "replacements": {}}
+    card_md = (unscrubbed.data / "calibration" / "business" / "card.md").read_text()
+    assert "PII scrubbing: **OFF**" in card_md
+    assert json.loads((unscrubbed.data / "calibration" / "business" / "card.json").read_text())["pii"][
+        "enabled"] is False
+
+
+# --------------------------------------------------------------------------- split, overlap
+
+def test_eval_set_and_calibration_are_disjoint(project):
+    evalset = read_jsonl(project.data / "evalset" / "evalset.jsonl")
+    pool = {r["id"]: r for r in read_jsonl(project.data / "pools" / "calibration.jsonl")}
+    selected = read_jsonl(set_dir(project, "business") / "samples.jsonl")
+    assert evalset and selected
+    assert {s["id"] for s in selected} <= set(pool)
+    assert {e["id"] for e in evalset}.isdisjoint(pool)
+    assert {e["conversation_id"] for e in evalset}.isdisjoint(r["conversation_id"] for r in pool.values())
+    eval_texts = [dedup_text(e["messages"]) for e in evalset]
+    for texts in ([dedup_text(pool[s["id"]]["messages"]) for s in selected],       # whole conversation
+                  [dedup_text(pool[s["id"]]["messages"][:-1]) for s in selected]):  # prompt only
+        assert near_duplicates_between(eval_texts, texts, project.params.split.dedup.near_threshold,
+                                       project.params.split.dedup.num_perm) == []
+    overlap = project.cards["business"]["overlap_with_evalset"]
+    assert overlap["by_id"] == 0 and overlap["near_duplicates"] == 0
+
+
+def test_split_report_adds_up(project):
+    report = project.report
+    counts = Counter(report["split"])
+    assert (counts["eval"] + counts["eval_duplicates"] + counts["eval_unscorable"] + counts["calibration"]
+            + counts["calibration_duplicates"]) == report["ingest"]["kept"]
+    evalset = read_jsonl(project.data / "evalset" / "evalset.jsonl")
+    pool = read_jsonl(project.data / "pools" / "calibration.jsonl")
+    dups = read_jsonl(project.data / "split" / "duplicates.jsonl")
+    assert len(evalset) == counts["eval"] > 0
+    assert len(pool) == counts["calibration"] > 0
+    assert Counter(d["pool"] for d in dups) == +Counter({"eval": counts["eval_duplicates"],
+                                                         "calibration": counts["calibration_duplicates"]})
+    # every planted exact duplicate is caught (one of each pair flagged); flagged ids never survive
+    flagged = {d["id"] for d in dups}
+    exact_pairs = planted_exact_duplicates(project.root / "logs")
+    assert exact_pairs
+    assert [pair for pair in exact_pairs if not set(pair) & flagged] == []
+    kept_ids = {r["id"] for r in evalset} | {r["id"] for r in pool}
+    assert kept_ids.isdisjoint(d["id"] for d in dups)
+    card = json.loads((project.data / "evalset" / "card.json").read_text())
+    assert card["samples"] == len(evalset)
+    assert card["content_sha256"] == hashlib.sha256(
+        (project.data / "evalset" / "evalset.jsonl").read_bytes()).hexdigest()
+    assert report["evalset_sha256"] == card["content_sha256"]
+
+
+def test_stages_are_deterministic_byte_for_byte(project, rerun):
+    assert sorted(rerun) == sorted(project.files)
+    changed = [name for name in project.files if rerun[name] != project.files[name]]
+    assert changed == []
+
+
+def test_editing_one_calibration_record_changes_the_set_but_not_the_evalset(project, edited):
+    before, after = project.cards["business"], edited.card
+    assert after["content_sha256"] != before["content_sha256"]
+    for name in ("evalset.jsonl", "card.json"):
+        assert (edited.data / "evalset" / name).read_bytes() == (project.data / "evalset" / name).read_bytes()
+    assert edited.report["evalset_sha256"] == project.report["evalset_sha256"]
+    assert edited.report["calibration_pool_sha256"] != project.report["calibration_pool_sha256"]
+    d = diff(set_dir(project, "business"), edited.data / "calibration" / "business")
+    touched = set(d["added"]) | set(d["removed"]) | set(d["changed_text"])
+    assert edited.target in touched
+    assert len(d["added"]) <= 2 and len(d["removed"]) <= 2  # a small, explainable change
+
+
+# ------------------------------------------------------------------------------------ cards
+
+@pytest.mark.parametrize("name", ["business", "general"])
+def test_card_numbers_match_the_data(project, tokenizer, name):
+    d = set_dir(project, name)
+    card = json.loads((d / "card.json").read_text())
+    cs = project.params.calibration.sets[name]
+    samples = read_jsonl(d / "samples.jsonl")
+    assert card == project.cards[name]
+    assert card["samples"] == len(samples) == cs.num_samples
+    assert len({s["id"] for s in samples}) == len(samples)
+    assert card["content_sha256"] == hashlib.sha256((d / "samples.jsonl").read_bytes()).hexdigest()
+    comp = Counter(f"{s['scenario']}|{s['length_bucket']}|{s['difficulty'] or 'unlabelled'}" for s in samples)
+    assert card["composition"] == dict(comp) and sum(card["composition"].values()) == card["samples"]
+    assert card["by_scenario"] == dict(Counter(s["scenario"] for s in samples))
+    assert sum(card["by_scenario"].values()) == card["samples"]
+    hard = sum(s["difficulty"] == "hard" for s in samples)
+    assert card["hard_share"] == round(hard / len(samples), 4)
+    assert card["hard_share"] >= (cs.hard_share_min if name == "business" else 0)
+    lengths = [s["n_tokens"] for s in samples]
+    assert card["token_lengths"]["min"] == min(lengths) and card["token_lengths"]["max"] == max(lengths)
+    assert card["token_lengths"]["total"] == sum(lengths) and max(lengths) <= cs.max_seq_len
+    edges = list(project.params.calibration.length_buckets)
+    assert all(s["length_bucket"] == length_bucket(s["n_tokens"], edges) for s in samples)
+    # the Parquet and llama.cpp files carry exactly the same rows
+    assert pq.read_table(d / "data.parquet").to_pylist() == samples
+    assert (d / "imatrix.txt").read_text(encoding="utf-8") == "\n\n".join(s["text"] for s in samples) + "\n"
+    assert card["inputs_sha256"]
+
+
+def test_business_texts_are_the_chat_template_of_pool_records(project, tokenizer):
+    pool = {r["id"]: r for r in read_jsonl(project.data / "pools" / "calibration.jsonl")}
+    for s in read_jsonl(set_dir(project, "business") / "samples.jsonl"):
+        rec = pool[s["id"]]
+        assert s["text"] == tokenizer.apply_chat_template(rec["messages"], tokenize=False)
+        assert s["n_tokens"] == len(tokenizer(s["text"], add_special_tokens=False)["input_ids"])
+        assert (s["scenario"], s["difficulty"], s["source"]) == (rec["scenario"], rec.get("difficulty"),
+                                                                 "business")
+
+
+# ------------------------------------------------------------------------ quotas, rotation
+
+def test_quota_shortfall_fails_or_is_filled_and_reported(project):
+    pool = read_jsonl(project.data / "pools" / "calibration.jsonl")
+    assert sum(r.get("difficulty") == "hard" for r in pool) < SCARCE  # the premise of the test
+    with pytest.raises(QuotaError) as err:
+        build.run(project.params, project.root, "scarce_fail")
+    assert "|hard: wanted" in str(err.value) and "short" in str(err.value)
+    assert not set_dir(project, "scarce_fail").exists()  # nothing half-written
+
+    card = build.run(project.params, project.root, "scarce_fill")
+    shortfalls = card["shortfalls"]["business"]
+    assert shortfalls and all("|hard: wanted" in s for s in shortfalls)
+    missing = sum(int(s.rsplit("(short ", 1)[1].rstrip(")")) for s in shortfalls)
+    assert sum(card["filled_from_neighbours"]["business"].values()) == missing
+    assert card["samples"] == SCARCE
+    md = (set_dir(project, "scarce_fill") / "card.md").read_text()
+    assert md.count("> shortfall (business)") == len(shortfalls)
+
+
+def test_rotation_keeps_about_three_quarters_of_the_frozen_ids(project):
+    business = set_dir(project, "business")
+    spec = project.root / "calibration" / "specs" / "business.ids"
+    assert freeze(business, spec) == 48
+    previous = set(spec.read_text().split())
+    assert previous == {s["id"] for s in read_jsonl(business / "samples.jsonl")}
+
+    card = build.run(project.params, project.root, "rotated")
+    rotated = {s["id"] for s in read_jsonl(set_dir(project, "rotated") / "samples.jsonl")}
+    assert len(rotated) == 48
+    assert card["rotation"]["kept_from_previous"] == 36 and card["rotation"]["refresh"] == 0.25
+    assert 36 <= len(rotated & previous) <= 42  # 75% kept, the rest drawn anew (may re-draw a few)
+
+    build.run(project.params, project.root, "reseeded")  # same seed, no rotation: far fewer kept
+    reseeded = {s["id"] for s in read_jsonl(set_dir(project, "reseeded") / "samples.jsonl")}
+    assert len(reseeded & previous) < 36
+
+
+# --------------------------------------------------------------------- known bugs (xfail)
+
+@pytest.mark.xfail(strict=True, reason="split.py:82 hands the ingestor absolute source paths "
+                   "(root / s): rejects' `file`, report.json's per_file/sources and every card's "
+                   "sources_sha256 embed the checkout's location, so two clones give different outputs")
+def test_outputs_do_not_depend_on_where_the_project_lives(project):
+    where = str(project.root).encode()
+    assert [name for name, data in project.files.items() if where in data] == []
+
+
+@pytest.mark.xfail(strict=True, reason="build.py:150-155 compares eval prompts (no final answer) with "
+                   "the selected rows' whole conversations (_dedup includes the answer), contrary to "
+                   "its comment; an exact copy of an eval conversation is missed when the answer is "
+                   "a large part of it")
+def test_build_overlap_check_catches_copies_of_eval_conversations(project, tokenizer):
+    evalset = read_jsonl(project.data / "evalset" / "evalset.jsonl")
+    rows = [{"id": f"leak-{i}", "scenario": e["slices"]["scenario"], "_source": "business",
+             "messages": e["messages"] + [{"role": "assistant", "content": e["reference"]}]}
+            for i, e in enumerate(evalset)]
+    cs = project.params.calibration.sets["business"].model_copy(update={"max_seq_len": 1 << 20})
+    cands = build._candidates(rows, tokenizer, cs, list(project.params.calibration.length_buckets), Counter())
+    missed = [r["id"] for _, r in cands
+              if build._overlap_with_eval(project.data, [r], project.params)["near_duplicates"] == 0]
+    assert missed == []
+
+
+@pytest.mark.xfail(strict=True, reason="split.py:78 builds the Ingestor without excerpt_scrubber, so "
+                   "reject excerpts use a default Scrubber that ignores split.pii.dictionary: a "
+                   "dictionary term is scrubbed from records but shown raw in split/rejects.jsonl")
+def test_pii_dictionary_terms_are_scrubbed_from_reject_excerpts(repo, model_dir, tmp_path):
+    term = "bluefalcon"  # a customer code name only the dictionary knows
+    good = {"conversation_id": "c-1", "timestamp": "2026-08-01T10:00:00Z", "scenario": "faq",
+            "messages": [{"role": "user", "content": f"hello, this is {term}, where is my parcel?"},
+                         {"role": "assistant", "content": "It ships tomorrow."}]}
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_text(
+        json.dumps({"id": "r-1", **good}) + "\n"
+        + json.dumps({"id": "r-2", "codename": term, **good | {"conversation_id": "c-2"}})[:150] + "\n"
+        + json.dumps({"id": "r-3", **good | {"conversation_id": "c-3"}}) + "\n")
+    (tmp_path / "dictionary.txt").write_text(term + "\n")
+    write_general_corpus(tmp_path / "general.jsonl", seed=SEED, documents=20)
+    path = write_params(tmp_path, repo, model_dir)
+    params = yaml.safe_load(path.read_text())
+    params["split"]["pii"]["dictionary"] = "dictionary.txt"
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    _, report = run_split(tmp_path)
+    data = tmp_path / "data"
+    assert report["ingest"]["rejected_by_reason"] == {"bad_json": 1}
+    assert report["pii"]["replacements"]["PERSON"] >= 2
+    for name in ("pools/calibration.jsonl", "evalset/evalset.jsonl"):
+        assert term not in (data / name).read_text()
+    [reject] = read_jsonl(data / "split" / "rejects.jsonl")
+    assert term not in reject["excerpt"], reject["excerpt"]

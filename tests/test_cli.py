@@ -1,0 +1,45 @@
+"""The `qpipe` command line: help lists the commands; validate reports every problem at once."""
+
+import shutil
+
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+runner = CliRunner()
+
+
+def test_help_lists_commands():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("validate", "demo", "calib"):
+        assert cmd in result.output
+    calib = runner.invoke(app, ["calib", "--help"])
+    for cmd in ("split", "build", "inspect", "diff", "freeze"):
+        assert cmd in calib.output
+
+
+def test_validate_passes_on_the_repository(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 0, result.output
+    assert "OK" in result.output
+
+
+def test_validate_reports_typo_unknown_scheme_and_missing_file(repo, tmp_path):
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["calibraton"] = params.pop("calibration")            # a typo'd key
+    params["variants"]["gptq_w4a16_business"]["scheme"] = "w4a16_gtpq"  # an unknown scheme
+    params["variants"]["awq_w4a16_business"]["recipe"] = "recipes/missing.yaml"  # a missing file
+    for d in ("calibration", "models", "recipes"):
+        shutil.copytree(repo / d, tmp_path / d, ignore=shutil.ignore_patterns("*.safetensors"))
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    result = runner.invoke(app, ["validate", "--params", str(path)])
+    assert result.exit_code == 1
+    out = result.output
+    assert "unknown key 'calibraton'" in out and "did you mean 'calibration'" in out
+    assert "w4a16_gtpq" in out and "did you mean 'w4a16_gptq'" in out
+    assert "recipes/missing.yaml" in out
+    assert out.count("params.yaml:") >= 3  # each problem names the file and line

@@ -1,0 +1,158 @@
+"""The real dvc.yaml under `dvc repro`: an edit of one calibration-pool log line re-runs `split`
+and the calibration sets, never invalidates the evaluation set, and the general set's data
+does not depend on the business logs.
+
+Runs the repository's own `dvc` and `qpipe` (from the venv) in a copy of the project under tmp.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+               "chat_template.jinja", "special_tokens_map.json")
+DATA_FILES = ("samples.jsonl", "data.parquet", "imatrix.txt")
+
+
+def venv_bin(repo: Path) -> Path:
+    for candidate in (repo / ".venv" / "bin", Path(sys.executable).parent):
+        if (candidate / "dvc").is_file() and (candidate / "qpipe").is_file():
+            return candidate
+    pytest.skip("dvc and qpipe are not installed next to this Python (pip install -e '.[pipeline]')")
+
+
+def copy_project(repo: Path, root: Path) -> None:
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy2(repo / name, root / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("calibration", "recipes", "pipeline"):
+        shutil.copytree(repo / name, root / name, ignore=ignore)
+    (root / "models" / "demo").mkdir(parents=True)
+    for name in MODEL_FILES:
+        if (repo / "models" / "demo" / name).is_file():
+            shutil.copy2(repo / "models" / "demo" / name, root / "models" / "demo" / name)
+
+
+def files_of(d: Path) -> dict[str, bytes]:
+    out = {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+    assert out, f"{d} is empty"
+    return out
+
+
+def edit_one_pool_record(root: Path) -> str:
+    """Rewrite the user text of the first calibration-pool record in its source line."""
+    pool_ids = [json.loads(line)["id"] for line in
+                (root / "data" / "pools" / "calibration.jsonl").read_text(encoding="utf-8").splitlines()]
+    wanted = next(i for i in pool_ids if i.startswith("r-0"))
+    for path in sorted((root / "calibration" / "sources" / "demo").glob("*.jsonl")):
+        lines = path.read_bytes().split(b"\n")
+        for k, line in enumerate(lines):
+            if line.startswith(f'{{"id": "{wanted}"'.encode()):
+                rec = json.loads(line)
+                user = [m for m in rec["messages"] if m["role"] == "user"][-1]
+                user["content"] += " One more thing: please send the answer in writing as well."
+                lines[k] = json.dumps(rec, ensure_ascii=False).encode()
+                path.write_bytes(b"\n".join(lines))
+                return wanted
+    raise AssertionError(f"pool record {wanted} not found in calibration/sources/demo")
+
+
+@pytest.fixture(scope="module")
+def pipeline_run(repo, tmp_path_factory):
+    """dvc repro; edit one pool line; status; repro split; status; repro — recording each step."""
+    bin_dir = venv_bin(repo)
+    base = tmp_path_factory.mktemp("dvc")
+    root = base / "project"
+    root.mkdir()
+    copy_project(repo, root)
+    env = os.environ | {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "DVC_NO_ANALYTICS": "1",
+        "DVC_SITE_CACHE_DIR": str(base / "dvc-site-cache"),
+        "DVC_GLOBAL_CONFIG_DIR": str(base / "dvc-global"),
+        "DVC_SYSTEM_CONFIG_DIR": str(base / "dvc-system"),
+        "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+    }
+
+    def run(*cmd: str) -> str:
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            pytest.fail(f"{' '.join(cmd)} exited {done.returncode}\n--- stdout\n{done.stdout[-4000:]}"
+                        f"\n--- stderr\n{done.stderr[-4000:]}")
+        return done.stdout
+
+    def dvc(*args: str) -> str:
+        return run(str(bin_dir / "dvc"), *args)
+
+    def status() -> dict:
+        out = dvc("status", "--json")
+        return json.loads(out[out.index("{"):]) if "{" in out else {}
+
+    run("git", "init", "-q")
+    dvc("init", "-q")
+    dvc("repro")
+    r = SimpleNamespace(root=root, status_clean=status(),
+                        evalset=files_of(root / "data" / "evalset"),
+                        business=files_of(root / "data" / "calibration" / "business"),
+                        general=files_of(root / "data" / "calibration" / "general"))
+    r.edited = edit_one_pool_record(root)
+    r.status_after_edit = status()
+    dvc("repro", "split")
+    r.evalset_after_split = files_of(root / "data" / "evalset")
+    r.status_after_split = status()
+    dvc("repro")
+    r.status_final = status()
+    r.business_after = files_of(root / "data" / "calibration" / "business")
+    r.general_after = files_of(root / "data" / "calibration" / "general")
+    return r
+
+
+def test_fresh_repro_leaves_nothing_to_do(pipeline_run):
+    assert pipeline_run.status_clean == {}
+    assert set(pipeline_run.business) >= {"card.json", "card.md", *DATA_FILES}
+    card = json.loads(pipeline_run.business["card.json"])
+    assert card["samples"] == 256 and card["overlap_with_evalset"]["by_id"] == 0
+
+
+def test_editing_a_pool_line_invalidates_split_only(pipeline_run):
+    status = pipeline_run.status_after_edit
+    assert set(status) == {"split"}, status
+    assert "calibration/sources/demo" in json.dumps(status["split"])
+
+
+def test_split_rerun_keeps_the_evalset_byte_identical(pipeline_run):
+    assert pipeline_run.evalset_after_split == pipeline_run.evalset
+
+
+def test_after_split_only_calibration_sets_are_stale(pipeline_run):
+    status = pipeline_run.status_after_split
+    assert "calibration@business" in status, status
+    assert set(status) <= {"calibration@business", "calibration@general"}, status
+
+
+def test_final_repro_settles(pipeline_run):
+    assert pipeline_run.status_final == {}
+    # the business set did change: the edited pool record is in the pool it draws from
+    assert pipeline_run.business_after["card.json"] != pipeline_run.business["card.json"]
+
+
+def test_general_set_data_does_not_depend_on_business_logs(pipeline_run):
+    for name in DATA_FILES:
+        assert pipeline_run.general_after[name] == pipeline_run.general[name], name
+
+
+@pytest.mark.xfail(strict=True, reason="build.py:171,185-187 (_card) copies the split report's business "
+                   "`sources_sha256`, PII counts, rejects and dedup counts into every set's card, "
+                   "general included: a business-log edit changes data/calibration/general and "
+                   "re-runs whatever depends on it")
+def test_general_set_card_does_not_depend_on_business_logs(pipeline_run):
+    assert pipeline_run.general_after["card.json"] == pipeline_run.general["card.json"]
