@@ -150,9 +150,5 @@ def test_general_set_data_does_not_depend_on_business_logs(pipeline_run):
         assert pipeline_run.general_after[name] == pipeline_run.general[name], name
 
 
-@pytest.mark.xfail(strict=True, reason="build.py:171,185-187 (_card) copies the split report's business "
-                   "`sources_sha256`, PII counts, rejects and dedup counts into every set's card, "
-                   "general included: a business-log edit changes data/calibration/general and "
-                   "re-runs whatever depends on it")
 def test_general_set_card_does_not_depend_on_business_logs(pipeline_run):
     assert pipeline_run.general_after["card.json"] == pipeline_run.general["card.json"]

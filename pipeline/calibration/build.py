@@ -24,7 +24,7 @@ from statistics import median
 
 from pipeline.calibration.dedup import near_duplicates_between
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
-from pipeline.calibration.split import dedup_text, length_bucket
+from pipeline.calibration.split import dedup_text, length_bucket, prompt_text
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _candidates(rows, tokenizer, cs, edges, counters) -> list[tuple[Item, dict]]
         out.append((item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
                            "length_bucket": item.bucket, "difficulty": item.difficulty,
                            "n_tokens": len(ids), "text": text,
-                           "_dedup": dedup_text(row["messages"]) if "messages" in row else text}))
+                           "_dedup": prompt_text(row["messages"]) if "messages" in row else text}))
     return out
 
 
@@ -149,18 +149,26 @@ def _overlap_with_eval(data_dir: Path, selected: list[dict], params) -> dict:
     by_id = sorted(r["id"] for r in selected if r["id"] in eval_ids)
     # Compare the prompt turns only: eval prompts lack the final answer the pool rows carry.
     eval_texts = [dedup_text(e["messages"]) for e in ev]
-    sel_texts = [dedup_text_from_row(r) for r in selected]
+    sel_texts = [r["_dedup"] for r in selected]
     pairs = near_duplicates_between(eval_texts, sel_texts, params.split.dedup.near_threshold,
                                     params.split.dedup.num_perm)
     return {"by_id": len(by_id), "near_duplicates": len(pairs), "evalset_sha256": file_sha256(evalset)}
 
 
-def dedup_text_from_row(row: dict) -> str:
-    return row["_dedup"]
+def _business_provenance(data_dir: Path) -> dict:
+    """What the business part of a set went through (sources, PII, rejects, dedup)."""
+    r = json.loads((data_dir / "split" / "report.json").read_text())
+    return {"sources_sha256": r["sources"], "pii": r["pii"],
+            "rejects_by_reason": r["ingest"]["rejected_by_reason"],
+            "dedup": {k: v for k, v in r["split"].items() if "duplicates" in k}}
 
 
 def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir) -> dict:
-    split_report = json.loads((data_dir / "split" / "report.json").read_text())
+    # A set with no business samples must not change when the business logs do.
+    uses_business = any(src == "business" for src, _ in plans)
+    business = _business_provenance(data_dir) if uses_business else {
+        "sources_sha256": {}, "pii": {"enabled": None, "replacements": {}},
+        "rejects_by_reason": {}, "dedup": {}}
     lengths = sorted(r["n_tokens"] for r in selected)
     comp = Counter(f"{r['scenario']}|{r['length_bucket']}|{r['difficulty'] or 'unlabelled'}" for r in selected)
     return {
@@ -168,10 +176,10 @@ def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data
         "params": {"set": cs.model_dump(mode="json"), "length_buckets": list(params.calibration.length_buckets),
                    "model": str(params.model.path)},
         "inputs_sha256": inputs,
-        "sources_sha256": split_report["sources"],
+        "sources_sha256": business["sources_sha256"],
         "composition": dict(sorted(comp.items())),
         "by_scenario": dict(sorted(Counter(r["scenario"] for r in selected).items())),
-        "by_difficulty": dict(sorted(Counter(str(r["difficulty"]) for r in selected).items())),
+        "by_difficulty": dict(sorted(Counter(r["difficulty"] or "unlabelled" for r in selected).items())),
         "hard_share": round(sum(r["difficulty"] == "hard" for r in selected) / max(1, len(selected)), 4),
         "token_lengths": {"min": lengths[0] if lengths else 0, "median": median(lengths) if lengths else 0,
                           "max": lengths[-1] if lengths else 0, "total": sum(lengths),
@@ -182,9 +190,9 @@ def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data
         "rotation": {"kept_from_previous": sum(p.kept_from_previous for _, p in plans),
                      **(cs.rotation.model_dump(mode="json") if cs.rotation else {})},
         "length_filter": dict(sorted(counters.items())),
-        "pii": split_report["pii"],
-        "rejects_by_reason": split_report["ingest"]["rejected_by_reason"],
-        "dedup": {k: v for k, v in split_report["split"].items() if "duplicates" in k},
+        "pii": business["pii"],
+        "rejects_by_reason": business["rejects_by_reason"],
+        "dedup": business["dedup"],
         "overlap_with_evalset": overlap,
     }
 
@@ -196,7 +204,7 @@ def card_markdown(card: dict) -> str:
              f"{card['token_lengths']['min']}/{card['token_lengths']['median']}/{card['token_lengths']['max']}",
              f"- overlap with the evaluation set: {card['overlap_with_evalset']['by_id']} by id, "
              f"{card['overlap_with_evalset']['near_duplicates']} near duplicates",
-             f"- PII scrubbing: {'on' if card['pii']['enabled'] else '**OFF**'}; replacements "
+             f"- PII scrubbing: {({True: 'on', False: '**OFF**'}).get(card['pii']['enabled'], 'n/a (no business samples)')}; replacements "
              + ", ".join(f"{k} {v}" for k, v in card["pii"]["replacements"].items()),
              f"- rejected source records: " + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
              "", "| scenario | samples |", "|---|---|"]

@@ -91,13 +91,18 @@ def quotas(items: Sequence[Item], num_samples: int, *, hard_share_min: float,
         labelled = any(it.difficulty for it in pool)
         n_hard = sum(hard.values())
         want_hard = 0
-        if labelled and n_hard:
+        if labelled:
             want_hard = max(math.ceil(hard_share_min * q), round(q * n_hard / len(pool)))
             want_hard = min(q, want_hard)
         rest = {c: n for c, n in counts.items() if c not in hard}
         if not rest:  # only hard samples in this scenario
             want_hard = q
-        out |= apportion(want_hard, hard) if hard else {}
+        if want_hard and not hard:
+            # The floor cannot be met from this scenario at all: a visible, empty cell, so the
+            # shortfall is reported (policy fail raises; fill takes the neighbours).
+            out[f"{scenario}|*|hard"] = want_hard
+        else:
+            out |= apportion(want_hard, hard) if hard else {}
         out |= apportion(q - want_hard, rest) if rest else {}
     return {c: n for c, n in sorted(out.items())}
 
@@ -113,13 +118,15 @@ def stratify(items: Iterable[Item], *, num_samples: int, hard_share_min: float =
     q = quotas(items, num_samples, hard_share_min=hard_share_min, scenario_weights=scenario_weights)
     keep_ids = set(keep)
     chosen: dict[str, list[Item]] = defaultdict(list)
-    kept = [it for it in items if it.id in keep_ids]
-    for it in kept:  # retained samples count towards their own cell first
-        chosen[cell_of(it)].append(it)
+    kept = []
+    for it in items:  # retained samples count towards their own cell first, up to its quota
+        if it.id in keep_ids and len(chosen[cell_of(it)]) < q.get(cell_of(it), 0):
+            chosen[cell_of(it)].append(it)
+            kept.append(it)
     shortfalls = []
     for cell, want in q.items():
         have = chosen[cell]
-        pool = [it for it in cells.get(cell, []) if it.id not in keep_ids]
+        pool = [it for it in cells.get(cell, []) if it not in have]
         need = max(0, want - len(have))
         have.extend(pool[:need])
         if len(have) < want:
@@ -140,7 +147,5 @@ def stratify(items: Iterable[Item], *, num_samples: int, hard_share_min: float =
         for it in spare[:missing]:
             selected.append(it)
             filled[cell_of(it)] = filled.get(cell_of(it), 0) + 1
-    elif missing < 0:  # more retained samples than the quota allows: drop the lowest ranked
-        selected = sorted(selected, key=lambda it: rank(seed, it.id))[:num_samples]
     selected.sort(key=lambda it: (cell_of(it), rank(seed, it.id)))
     return Plan(selected, q, shortfalls, filled, kept_from_previous=len(kept))

@@ -39,6 +39,14 @@ def dedup_text(messages: list[dict]) -> str:
     return "\n".join(m["content"] for m in messages if m["role"] != "system")
 
 
+def prompt_text(messages: list[dict]) -> str:
+    """The turns an evaluation prompt holds: everything before the final answer. Duplicates
+    are judged on it, so "calibration holds a copy of an evaluation prompt" is what is ruled out."""
+    if messages and messages[-1]["role"] == "assistant":
+        messages = messages[:-1]
+    return dedup_text(messages)
+
+
 def hash_unit(salt: str, key: str) -> float:
     """A uniform number in [0, 1) decided by `key` alone."""
     return int.from_bytes(hashlib.sha256(f"{salt}\x00{key}".encode()).digest()[:8], "big") / 2**64
@@ -75,14 +83,20 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
                         dictionary_path=(root / params.split.pii.dictionary
                                          if params.split.pii.dictionary else None))
     scrubber = Scrubber(pii_cfg)
-    ingestor = Ingestor(max_line_bytes=params.data.max_line_bytes)
+    # Reject excerpts are always scrubbed, with the same dictionary when scrubbing is on.
+    ingestor = Ingestor(max_line_bytes=params.data.max_line_bytes,
+                        excerpt_scrubber=scrubber if scrubber.enabled else None)
     pii_counts: Counter[str] = Counter()
     first_seen: dict[str, dt.datetime] = {}
     kept_path = tmp / "kept.jsonl"
-    sources = [root / s for s in params.data.sources]
+    # Files are named relative to the project root in every output, so two checkouts of the
+    # same data give byte-identical outputs (and no local path leaks into artifacts).
+    files = [(path, Path(path).resolve().relative_to(root.resolve()).as_posix()
+              if Path(path).resolve().is_relative_to(root.resolve()) else display)
+             for path, display in discover_files([root / s for s in params.data.sources])]
     with kept_path.open("w", encoding="utf-8") as kept, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
-        for item in ingestor.read(sources):
+        for item in (it for path, name in files for it in ingestor.read_file(path, name)):
             if isinstance(item, Reject):
                 rejects.write(item.model_dump_json() + "\n")
                 continue
@@ -99,7 +113,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
                         "blank_lines": stats.blank_lines,
                         "per_file": {f: s.model_dump() for f, s in sorted(stats.per_file.items())}}
     report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}
-    report["sources"] = {name: file_sha256(path) for path, name in discover_files(sources)}
+    report["sources"] = {name: file_sha256(path) for path, name in files}
     return kept_path, first_seen
 
 
@@ -158,7 +172,7 @@ def run(params, root: Path) -> dict:
                 for rec in _read(kept_path):
                     if assign(rec["conversation_id"]) != "eval":
                         continue
-                    res = dedup.add(rec["id"], dedup_text(rec["messages"]))
+                    res = dedup.add(rec["id"], prompt_text(rec["messages"]))
                     if not res.kept:
                         counts["eval_duplicates"] += 1
                         dups.write(jsonl_line({"id": rec["id"], "pool": "eval", **_dup(res)}))
@@ -175,7 +189,7 @@ def run(params, root: Path) -> dict:
                 for rec in _read(kept_path):
                     if assign(rec["conversation_id"]) != "calibration":
                         continue
-                    res = dedup.add(rec["id"], dedup_text(rec["messages"]))
+                    res = dedup.add(rec["id"], prompt_text(rec["messages"]))
                     if not res.kept:
                         counts["calibration_duplicates"] += 1
                         dups.write(jsonl_line({"id": rec["id"], "pool": "calibration", **_dup(res)}))

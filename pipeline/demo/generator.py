@@ -137,9 +137,9 @@ def log_records(seed: int, n: int, days: int, end_date: str) -> list[dict]:
 def _duplicate(rec: dict, rng: random.Random, k: int) -> dict:
     dup = json.loads(json.dumps(rec))
     dup["id"], dup["conversation_id"] = f"r-dup{k:05d}", f"c-dup{k:05d}"
-    if rng.random() < 0.5:  # near duplicate: the user re-sent it with another opening
+    if rng.random() < 0.5:  # near duplicate: the user re-sent it with a one-word note
         first_user = next(m for m in dup["messages"] if m["role"] == "user")
-        first_user["content"] = "Sorry, sending this again. " + first_user["content"]
+        first_user["content"] = first_user["content"] + " (resent)"
     return dup
 
 
@@ -239,7 +239,10 @@ def general_corpus(seed: int, documents: int) -> Iterator[dict]:
                   "k": rng.randint(3, 480), "y": rng.randint(1620, 1990),
                   **{k: rng.choice(v) for k, v in _G_FILL.items()}}
         sentences = [s.format(**values) for s in template]
-        rng.shuffle(sentences[1:]) if rng.random() < 0.5 else None
+        if rng.random() < 0.5:  # keep the topic sentence first, vary the rest
+            rest = sentences[1:]
+            rng.shuffle(rest)
+            sentences[1:] = rest
         yield {"id": f"g-{i:06d}", "text": " ".join(sentences[: rng.randint(3, 4)])}
 
 

@@ -221,8 +221,7 @@ def test_rotation_ignores_ids_no_longer_in_the_pool():
     assert len(plan.selected) == 30
 
 
-# Known bugs (see the report). These fail today; strict xfail turns them into a loud pass
-# once sample.py is fixed, so the marker can be removed.
+# Regression tests: rotation and hard-floor edge cases.
 
 def _overfull_rotation(seed: int):
     # Quotas 2 easy + 2 hard; the previous set (new data since) left 4 easy ids to retain.
@@ -231,17 +230,12 @@ def _overfull_rotation(seed: int):
     return keep, stratify(pool, num_samples=4, hard_share_min=0.5, seed=seed, policy="fail", keep=keep)
 
 
-@pytest.mark.xfail(strict=True, reason="sample.py:146 reports kept_from_previous=len(kept) even when "
-                   "the over-quota trim (sample.py:143-144) dropped some of the retained ids")
 def test_kept_from_previous_counts_only_retained_ids_that_survive():
     for seed in range(10):
         keep, plan = _overfull_rotation(seed)
         assert plan.kept_from_previous == len(set(keep) & set(ids(plan))), seed
 
 
-@pytest.mark.xfail(strict=True, reason="sample.py:143-144 trims an over-full selection by global rank, "
-                   "dropping samples of other cells: quotas and hard_share_min break silently, even "
-                   "with policy fail")
 def test_retained_ids_over_a_cell_quota_never_break_the_hard_floor():
     for seed in range(10):
         _, plan = _overfull_rotation(seed)
@@ -249,8 +243,6 @@ def test_retained_ids_over_a_cell_quota_never_break_the_hard_floor():
         assert hard_share(plan.selected) >= 0.5, (seed, ids(plan))
 
 
-@pytest.mark.xfail(strict=True, reason="sample.py:93-96 sets want_hard=0 for a labelled scenario with "
-                   "no hard sample, so hard_share_min is silently unmet and policy fail does not raise")
 def test_hard_floor_unmeetable_in_a_labelled_scenario_fails_with_policy_fail():
     pool = cells("faq", "<=128", "easy", 50, "e") + cells("faq", "<=128", "medium", 50, "m")
     try:

@@ -229,7 +229,8 @@ def test_rejects_point_at_their_exact_line_and_show_no_pii(project, planted):
     assert rejects
     for r in rejects:
         assert set(r) == {"file", "line", "offset", "sha256", "reason", "detail", "excerpt"}
-        raw = Path(r["file"]).read_bytes()
+        assert not Path(r["file"]).is_absolute()  # named relative to the project root
+        raw = (project.root / r["file"]).read_bytes()
         body = raw[r["offset"]:].split(b"\n", 1)[0]
         assert raw[:r["offset"]].count(b"\n") + 1 == r["line"]
         assert r["offset"] == 0 or raw[r["offset"] - 1:r["offset"]] == b"\n"
@@ -410,20 +411,13 @@ def test_rotation_keeps_about_three_quarters_of_the_frozen_ids(project):
     assert len(reseeded & previous) < 36
 
 
-# --------------------------------------------------------------------- known bugs (xfail)
+# --------------------------------------------------------------------- regressions
 
-@pytest.mark.xfail(strict=True, reason="split.py:82 hands the ingestor absolute source paths "
-                   "(root / s): rejects' `file`, report.json's per_file/sources and every card's "
-                   "sources_sha256 embed the checkout's location, so two clones give different outputs")
 def test_outputs_do_not_depend_on_where_the_project_lives(project):
     where = str(project.root).encode()
     assert [name for name, data in project.files.items() if where in data] == []
 
 
-@pytest.mark.xfail(strict=True, reason="build.py:150-155 compares eval prompts (no final answer) with "
-                   "the selected rows' whole conversations (_dedup includes the answer), contrary to "
-                   "its comment; an exact copy of an eval conversation is missed when the answer is "
-                   "a large part of it")
 def test_build_overlap_check_catches_copies_of_eval_conversations(project, tokenizer):
     evalset = read_jsonl(project.data / "evalset" / "evalset.jsonl")
     rows = [{"id": f"leak-{i}", "scenario": e["slices"]["scenario"], "_source": "business",
@@ -436,9 +430,6 @@ def test_build_overlap_check_catches_copies_of_eval_conversations(project, token
     assert missed == []
 
 
-@pytest.mark.xfail(strict=True, reason="split.py:78 builds the Ingestor without excerpt_scrubber, so "
-                   "reject excerpts use a default Scrubber that ignores split.pii.dictionary: a "
-                   "dictionary term is scrubbed from records but shown raw in split/rejects.jsonl")
 def test_pii_dictionary_terms_are_scrubbed_from_reject_excerpts(repo, model_dir, tmp_path):
     term = "bluefalcon"  # a customer code name only the dictionary knows
     good = {"conversation_id": "c-1", "timestamp": "2026-08-01T10:00:00Z", "scenario": "faq",
