@@ -163,6 +163,42 @@ def calib_freeze(name: str, params: Path = ParamsOpt,
     typer.echo(f"froze {n} ids of {name} into {target}")
 
 
+@app.command()
+def quantize(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
+             params: Path = ParamsOpt,
+             device: str = typer.Option("cpu", help="cpu | cuda | cuda:N")) -> None:
+    """Quantize one variant into artifacts/<variant> (manifest + SHA256SUMS, atomically)."""
+    from pipeline.quantize.base import BackendError
+    from pipeline.quantize.stage import run
+
+    p = _params(params)
+    if variant not in p.variants:
+        from pipeline.registry import did_you_mean
+        console.print(f"[red]unknown variant {variant!r}[/red] {did_you_mean(variant, p.variants)} "
+                      f"Available: {', '.join(p.variants)}")
+        raise typer.Exit(2)
+    try:
+        m = run(p, params.resolve().parent, variant, device=device)
+    except BackendError as err:
+        console.print(f"[red]{err}[/red]", markup=False, soft_wrap=True)
+        raise typer.Exit(1) from err
+    typer.echo(f"{variant}: {m['format']} {m['size_bytes'] / 2**20:.2f} MB, "
+               f"{m['quantization']['wall_seconds']} s, load check: {m['load_check'].get('text')!r}")
+
+
+@app.command()
+def verify(path: Path = typer.Argument(..., help="An artifact or handoff directory.")) -> None:
+    """Check every file against manifest.json / SHA256SUMS; name each mismatch."""
+    from pipeline.artifacts.manifest import verify as verify_dir
+
+    problems = verify_dir(path)
+    if problems:
+        for p in problems:
+            console.print(f"[red]MISMATCH[/red] {path}/{p}", soft_wrap=True)
+        raise typer.Exit(1)
+    console.print(f"[green]{path}: every file matches its manifest[/green]")
+
+
 def main() -> None:  # pragma: no cover - console entry
     sys.exit(app())
 

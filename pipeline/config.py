@@ -133,8 +133,8 @@ BACKENDS: dict[str, frozenset[str]] = {
     "autoawq": frozenset({"w4a16_awq"}),
 }
 ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")
-RECIPE_REQUIRED = frozenset({"llmcompressor"})
-RECIPE_FORBIDDEN = frozenset({"none", "llamacpp"})
+RECIPE_REQUIRED = frozenset({"llmcompressor"})  # recipes in llm-compressor's own format
+NO_CALIBRATION = "none"  # the empty calibration set of schemes that need no data
 
 
 # ── models ────────────────────────────────────────────────────────────────────────────────
@@ -155,6 +155,9 @@ class ModelConfig(_Section):
     path: Path
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
     trust_remote_code: bool = False
+    # llama.cpp's converter recognises a tokenizer's pre-tokenizer by a hash of its output; a
+    # tokenizer trained in-house is unknown to it and must be declared (e.g. qwen2, llama-bpe).
+    gguf_pre_tokenizer: str | None = None
 
 
 class DemoLogs(_Section):
@@ -308,25 +311,24 @@ class Variant(_Section):
             issues.append((("backend",),
                            f"backend '{self.backend}' does not do scheme '{self.scheme}'",
                            f"scheme '{self.scheme}' {what} backend {' or '.join(doers)}"))
-        if self.needs_calibration and not self.calibration:
+        if self.needs_calibration and self.calibration in (None, NO_CALIBRATION):
             issues.append((("calibration",),
                            f"scheme '{self.scheme}' needs a calibration set",
                            "add `calibration: <name>` naming one of calibration.sets"))
-        if not self.needs_calibration and self.calibration:
+        if not self.needs_calibration and self.calibration != NO_CALIBRATION:
             issues.append((("calibration",),
                            f"scheme '{self.scheme}' uses no calibration data",
-                           "remove `calibration:` (DVC would requantize this variant "
-                           "whenever that set changes)"))
+                           f"write `calibration: {NO_CALIBRATION}` (the empty set: DVC then never "
+                           "requantizes this variant when calibration data changes)"))
         return issues
 
     def _recipe_issues(self) -> list[Issue]:
-        if self.backend in RECIPE_REQUIRED and self.recipe is None:
-            return [(("recipe",), f"backend '{self.backend}' needs a recipe",
-                     "add `recipe: recipes/<file>.yaml` (an llm-compressor recipe)")]
-        if self.backend in RECIPE_FORBIDDEN and self.recipe is not None:
-            return [(("recipe",), f"backend '{self.backend}' takes no recipe",
-                     "remove `recipe:`; the scheme names the preset, extras go under "
-                     "`options:`")]
+        if self.recipe is None:
+            kind = {"llmcompressor": "an llm-compressor recipe", "llamacpp": "a GGUF preset file",
+                    "none": "recipes/baseline.yaml"}.get(self.backend, "the backend's recipe")
+            return [(("recipe",), f"variant has no recipe (backend '{self.backend}')",
+                     f"add `recipe: recipes/<file>.yaml` ({kind}); every variant names one, "
+                     "so DVC tracks exactly what made it")]
         return []
 
     def _engine_issues(self) -> list[Issue]:
@@ -386,7 +388,7 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
     variants = _mapping(data.get("variants"))
     for name, variant in variants.items():
         wanted = _mapping(variant).get("calibration")
-        if isinstance(wanted, str) and wanted not in sets:
+        if isinstance(wanted, str) and wanted != NO_CALIBRATION and wanted not in sets:
             issues.append((("variants", name, "calibration"),
                            f"calibration set '{wanted}' is not defined in calibration.sets",
                            known(wanted, sets, "Defined")))

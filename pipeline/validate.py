@@ -72,7 +72,32 @@ def validate_project(params_path: Path, *, root: Path | None = None) -> list[Pro
     recipes = _check_recipes(doc, root)
     problems += [p for r in recipes.values() for p in r.problems]
     problems += _check_model_shapes(doc, root, recipes)
+    problems += _check_presets(doc, root)
     logger.debug("validated %s: %d problems", params_path, len(problems))
+    return problems
+
+
+# ── GGUF presets and the baseline's recipe ───────────────────────────────────────────────
+
+
+def _check_presets(doc: YamlDoc, root: Path) -> list[Problem]:
+    """A llamacpp variant's recipe names the preset of its scheme; a baseline's, its dtype."""
+    problems = []
+    for name, variant in _variants(doc):
+        backend, scheme, rel = variant.get("backend"), str(variant.get("scheme")), variant.get("recipe")
+        if backend not in ("llamacpp", "none") or not isinstance(rel, str) or not (root / rel).is_file():
+            continue
+        rdoc, rproblems = read_yaml(root / rel)
+        if rdoc is None or not isinstance(rdoc.data, Mapping):
+            problems += rproblems
+            continue
+        key, want = (("preset", scheme.removeprefix("gguf_").upper()) if backend == "llamacpp"
+                     else ("dtype", {"bf16": "bfloat16", "fp16": "float16"}.get(scheme)))
+        got = rdoc.data.get(key)
+        if got != want:
+            problems.append(Problem(file=rel, line=rdoc.lines.get((key,)), key=key,
+                                    message=f"{key} is {got!r} but variant '{name}' has scheme '{scheme}'",
+                                    fix=f"set `{key}: {want}` or use a recipe written for {scheme}"))
     return problems
 
 

@@ -3,10 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/setup-llamacpp.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_ENABLE_TELEMETRY=false DO_NOT_TRACK=1 TOKENIZERS_PARALLELISM=false \
-       DVC_SITE_CACHE_DIR="$PWD/.dvc/tmp/site-cache"
+       DVC_SITE_CACHE_DIR="$PWD/.dvc/tmp/site-cache" PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/qpipe validate
 .venv/bin/dvc repro "$@"
 echo
-echo "demo: done. Outputs: data/ (evaluation set, pools, rejects), data/calibration/<set>/card.md"
+echo "demo: done. Outputs: data/evalset, data/split (rejects, report), data/calibration/<set>/card.md,"
+echo "      artifacts/<variant>/ (manifest.json, SHA256SUMS). See README.md, \"Where to look\"."

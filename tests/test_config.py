@@ -141,6 +141,7 @@ def test_gguf_imatrix_needs_calibration_but_f16_does_not(tmp_path, params):
     assert one_problem(write(tmp_path, params)).key == (
         "variants.gguf_q4_k_m_business.calibration")
     params["variants"]["gguf_q4_k_m_business"]["scheme"] = "gguf_f16"
+    params["variants"]["gguf_q4_k_m_business"]["calibration"] = "none"  # the empty set
     assert check_params(write(tmp_path, params))[2] == []
 
 
@@ -159,18 +160,23 @@ def test_calibration_on_a_scheme_that_uses_none(tmp_path, params):
     assert "uses no calibration data" in problem.message
 
 
-def test_llmcompressor_needs_a_recipe(tmp_path, params):
+def test_every_variant_names_a_recipe(tmp_path, params):
     del params["variants"]["fp8_dynamic"]["recipe"]
     problem = one_problem(write(tmp_path, params))
     assert problem.key == "variants.fp8_dynamic.recipe"
-    assert problem.message == "backend 'llmcompressor' needs a recipe"
+    assert problem.message == "variant has no recipe (backend 'llmcompressor')"
+    assert "llm-compressor recipe" in problem.fix
 
 
-def test_gguf_takes_no_recipe(tmp_path, params):
-    params["variants"]["gguf_q4_k_m_business"]["recipe"] = "recipes/gptq_w4a16.yaml"
+def test_calibration_none_only_for_schemes_without_data(tmp_path, params):
+    params["variants"]["gptq_w4a16_business"]["calibration"] = "none"
     problem = one_problem(write(tmp_path, params))
-    assert problem.key == "variants.gguf_q4_k_m_business.recipe"
-    assert problem.message == "backend 'llamacpp' takes no recipe"
+    assert problem.key == "variants.gptq_w4a16_business.calibration"
+    assert "needs a calibration set" in problem.message
+    del params["variants"]["gptq_w4a16_business"]
+    del params["variants"]["fp8_dynamic"]["calibration"]
+    problem = one_problem(write(tmp_path, params))
+    assert "calibration: none" in problem.fix
 
 
 def test_engine_none_needs_a_reason(tmp_path, params):

@@ -238,3 +238,16 @@ def test_repository_project_validates():
     assert [p for p in problems if p not in pending] == [], render_problems(problems)
     if pending:
         pytest.skip("demo outputs not there yet: " + "; ".join(p.key for p in pending))
+
+
+def test_gguf_preset_and_baseline_dtype_must_match_the_scheme(project):
+    assert project.validate() == []
+    project.recipe("gguf_q4_k_m.yaml").write_text("preset: Q5_K_M\nimatrix: {ctx: 512}\n")
+    project.recipe("baseline.yaml").write_text("dtype: float16\n")
+    problems = project.validate()
+    assert len(problems) == 2, render_problems(problems)
+    by_file = {p.file: p for p in problems}
+    assert "gguf_q4_k_m_business" in by_file["recipes/gguf_q4_k_m.yaml"].message
+    assert by_file["recipes/gguf_q4_k_m.yaml"].fix.startswith("set `preset: Q4_K_M`")
+    assert by_file["recipes/baseline.yaml"].line == 1
+    assert "bfloat16" in by_file["recipes/baseline.yaml"].fix
