@@ -126,6 +126,15 @@ def calib_build(sets: list[str] = typer.Argument(None, help="Set names (default:
         typer.echo(f"{name}: {card['samples']} samples, sha256 {card['content_sha256']}")
 
 
+@calib_app.command("none")
+def calib_none(params: Path = ParamsOpt) -> None:
+    """Write the empty calibration set `none` (named by schemes that use no data)."""
+    from pipeline.calibration.empty import write_empty_set
+
+    p = _params(params, check_files=False)
+    typer.echo(f"wrote {write_empty_set(params.resolve().parent / p.split.out_dir / 'calibration')}")
+
+
 @calib_app.command("inspect")
 def calib_inspect(name: str, params: Path = ParamsOpt) -> None:
     """Composition (scenario × length bucket, hard share) and hash of a built set."""

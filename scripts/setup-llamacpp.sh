@@ -45,7 +45,7 @@ for t in $tools; do cp "$dest/build/bin/$t" "$dest/bin/"; done
 rm -rf "$dest/convert"; mkdir -p "$dest/convert"
 cp -r "$src/vendor/llama.cpp/convert_hf_to_gguf.py" "$src/vendor/llama.cpp/gguf-py" "$dest/convert/"
 [ -d "$src/vendor/llama.cpp/conversion" ] && cp -r "$src/vendor/llama.cpp/conversion" "$dest/convert/"
-git -C "$src/vendor/llama.cpp" rev-parse HEAD > "$dest/commit" 2>/dev/null || echo "llama-cpp-python $VERSION" > "$dest/commit"
+"$dest/bin/llama-server" --version 2>&1 | grep -o "commit [0-9a-f]*" | head -1 > "$dest/commit" || true
 rm -rf "$dest/build"
 touch "$dest/.built"
 echo "setup-llamacpp: built $tools in $(( $(date +%s) - start )) s into $dest/bin"

@@ -1,6 +1,7 @@
 """The real dvc.yaml under `dvc repro`: an edit of one calibration-pool log line re-runs `split`
-and the calibration sets, never invalidates the evaluation set, and the general set's data
-does not depend on the business logs.
+and the calibration sets, never invalidates the evaluation set, the general set's data does not
+depend on the business logs, and exactly the variants quantized with business calibration data
+are requantized — never FP8 dynamic, the baseline, or a variant calibrated on the general set.
 
 Runs the repository's own `dvc` and `qpipe` (from the venv) in a copy of the project under tmp.
 """
@@ -14,11 +15,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-               "chat_template.jinja", "special_tokens_map.json")
+               "chat_template.jinja", "special_tokens_map.json", "model.safetensors")
+# A calibration-free variant, the baseline, one per calibration set, and GGUF (imatrix).
+VARIANTS = ("baseline", "fp8_dynamic", "gptq_w4a16_business", "gptq_w4a16_general",
+            "gguf_q4_k_m_business")
 DATA_FILES = ("samples.jsonl", "data.parquet", "imatrix.txt")
 
 
@@ -30,8 +35,12 @@ def venv_bin(repo: Path) -> Path:
 
 
 def copy_project(repo: Path, root: Path) -> None:
-    for name in ("params.yaml", "dvc.yaml"):
-        shutil.copy2(repo / name, root / name)
+    shutil.copy2(repo / "dvc.yaml", root / "dvc.yaml")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["variants"] = {k: v for k, v in params["variants"].items() if k in VARIANTS}
+    for spec in params["calibration"]["sets"].values():
+        spec["num_samples"] = 32  # small sets: quantization in seconds
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("calibration", "recipes", "pipeline"):
         shutil.copytree(repo / name, root / name, ignore=ignore)
@@ -109,7 +118,9 @@ def pipeline_run(repo, tmp_path_factory):
     dvc("repro", "split")
     r.evalset_after_split = files_of(root / "data" / "evalset")
     r.status_after_split = status()
-    dvc("repro")
+    dvc("repro", "calibration@business", "calibration@general")
+    r.status_after_calibration = status()
+    r.final_repro_log = dvc("repro")
     r.status_final = status()
     r.business_after = files_of(root / "data" / "calibration" / "business")
     r.general_after = files_of(root / "data" / "calibration" / "general")
@@ -120,7 +131,7 @@ def test_fresh_repro_leaves_nothing_to_do(pipeline_run):
     assert pipeline_run.status_clean == {}
     assert set(pipeline_run.business) >= {"card.json", "card.md", *DATA_FILES}
     card = json.loads(pipeline_run.business["card.json"])
-    assert card["samples"] == 256 and card["overlap_with_evalset"]["by_id"] == 0
+    assert card["samples"] == 32 and card["overlap_with_evalset"]["by_id"] == 0
 
 
 def test_editing_a_pool_line_invalidates_split_only(pipeline_run):
@@ -152,3 +163,16 @@ def test_general_set_data_does_not_depend_on_business_logs(pipeline_run):
 
 def test_general_set_card_does_not_depend_on_business_logs(pipeline_run):
     assert pipeline_run.general_after["card.json"] == pipeline_run.general["card.json"]
+
+
+def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_run):
+    assert set(pipeline_run.status_after_calibration) == {
+        "quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business"}, pipeline_run.status_after_calibration
+
+
+def test_final_repro_requantizes_exactly_those(pipeline_run):
+    log = pipeline_run.final_repro_log
+    ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
+    assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business"}, log
+    for artifact in VARIANTS:
+        assert (pipeline_run.root / "artifacts" / artifact / "manifest.json").is_file()

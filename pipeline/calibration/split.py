@@ -205,20 +205,9 @@ def run(params, root: Path) -> dict:
         report["evalset_sha256"] = eval_card["content_sha256"]
         report["calibration_pool_sha256"] = file_sha256(staged["pools"] / "calibration.jsonl")
         (staged["split"] / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    write_empty_set(out / "calibration")
     log.info("split: %s", report["split"])
     return report
 
-
-def write_empty_set(parent: Path) -> None:
-    """`calibration: none` — the empty set that schemes without calibration data name, so that
-    every quantize stage has the same shape and none of them depends on real data."""
-    from pipeline.config import NO_CALIBRATION
-
-    with atomic_dirs(parent, [NO_CALIBRATION]) as staged:
-        card = {"name": NO_CALIBRATION, "samples": 0, "content_sha256": None,
-                "note": "no calibration data: the scheme does not use any"}
-        (staged[NO_CALIBRATION] / "card.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
 def _dup(res) -> dict:

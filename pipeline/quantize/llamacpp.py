@@ -120,12 +120,12 @@ class LlamaCppBackend(Backend):
                 quant_cmd += ["--imatrix", str(imatrix_out)]
             gguf = req.out_dir / f"model-{preset}.gguf"
             _run([*quant_cmd, str(f16), str(gguf), preset, threads], "llama-quantize", log_path)
-        import gguf as gguf_py
+        from importlib.metadata import version
 
         return QuantizeResult(
             format="gguf",
-            tool_versions={"llama.cpp": tools.version, "gguf-py (converter)": "vendored",
-                           "gguf (reader)": getattr(gguf_py, "__version__", "unknown")},
+            tool_versions={"llama.cpp": tools.version, "gguf-py (converter)": "vendored with llama.cpp",
+                           "gguf (reader)": version("gguf")},
             details={"preset": preset, "gguf_file": gguf.name, "imatrix": imatrix_out is not None,
                      "imatrix_ctx": imx.get("ctx", 512), "imatrix_chunks": imx.get("chunks", 256),
                      "declared_pre_tokenizer": pre, "reader": gguf_summary(gguf)})

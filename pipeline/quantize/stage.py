@@ -104,7 +104,9 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
         t0 = time.time()
         result = backend.quantize(req)
         wall = time.time() - t0
-        peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        # The larger of this process and its children (llama.cpp's tools run as subprocesses).
+        peak_rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                       resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
         peak_gpu = _peak_gpu()
         from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
 

@@ -1,0 +1,21 @@
+"""The empty calibration set, `none`: what schemes that use no calibration data name.
+
+It has its own DVC stage that depends on nothing but this file, so a variant such as FP8 dynamic
+or the baseline is never connected to the business logs in the pipeline graph.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.config import NO_CALIBRATION
+from pipeline.io import atomic_dirs
+
+
+def write_empty_set(parent: Path) -> Path:
+    with atomic_dirs(parent, [NO_CALIBRATION]) as staged:
+        card = {"name": NO_CALIBRATION, "samples": 0, "content_sha256": None,
+                "note": "no calibration data: the scheme does not use any"}
+        (staged[NO_CALIBRATION] / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    return parent / NO_CALIBRATION

@@ -1,0 +1,299 @@
+"""The `quantize@<variant>` stage end to end on the demo model, in a project under tmp.
+
+One module fixture copies params.yaml, recipes/, models/demo and calibration/ into tmp, shrinks
+the calibration sets to 16 samples of at most 256 tokens, and runs `split` and
+`calibration@business` once. Quantization runs (`slow`) are made once per variant and shared;
+tests that change the project work on their own copy of it.
+"""
+
+import copy
+import hashlib
+import importlib.metadata
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+import pipeline.models
+from pipeline.artifacts.manifest import MANIFEST, SUMS, build_manifest, tree_sha256, verify
+from pipeline.calibration import build, split
+from pipeline.config import Params
+from pipeline.quantize import stage
+from pipeline.quantize.base import BackendError, QuantizeRequest
+from pipeline.quantize.llmcompressor import LlmCompressorBackend
+from pipeline.quantize.none import BaselineBackend
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL_SET = dict(num_samples=16, max_seq_len=256)
+CALIBRATED = ("gptq_w4a16_business", "awq_w4a16_business", "w8a8_int8_business", "nvfp4_business")
+LLMC = (*CALIBRATED[:3], "fp8_dynamic", CALIBRATED[3])
+# What each variant must record, written out here rather than read from the stage's own tables.
+EXPECTED = {  # variant: (bits, group_size, format)
+    "baseline": (16, None, "hf"),
+    "gptq_w4a16_business": (4, 128, "compressed-tensors"),
+    "awq_w4a16_business": (4, 128, "compressed-tensors"),
+    "w8a8_int8_business": (8, None, "compressed-tensors"),
+    "fp8_dynamic": (8, None, "compressed-tensors"),
+    "nvfp4_business": (4, 16, "compressed-tensors"),
+}
+SMALLER_THAN_BASELINE = ("gptq_w4a16_business", "awq_w4a16_business", "nvfp4_business")
+
+
+# ---------------------------------------------------------------------------------- project
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> SimpleNamespace:
+    root = tmp_path_factory.mktemp("quantize-project")
+    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    for rel in ("recipes", "models/demo", "calibration"):
+        shutil.copytree(REPO / rel, root / rel)
+    data = yaml.safe_load((root / "params.yaml").read_text())
+    for spec in data["calibration"]["sets"].values():
+        spec.update(SMALL_SET)
+    params = Params.model_validate(data)
+    split.run(params, root)
+    card = build.run(params, root, "business")
+    assert card["samples"] == SMALL_SET["num_samples"]
+    return SimpleNamespace(root=root, data=data, params=params, card=card)
+
+
+def clone(project, dst: Path) -> Path:
+    """A private copy of the project (no artifacts), for tests that change it."""
+    shutil.copytree(project.root, dst, ignore=shutil.ignore_patterns("artifacts"))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def quantized(project):
+    """variant -> its manifest; each variant is quantized at most once per module."""
+    done: dict[str, dict] = {}
+
+    def get(variant: str) -> dict:
+        if variant not in done:
+            stage.run(project.params, project.root, variant)
+            done[variant] = json.loads((project.root / "artifacts" / variant / MANIFEST).read_text())
+        return done[variant]
+
+    return get
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded before the request was checked")
+
+    monkeypatch.setattr(pipeline.models, "load_model", refuse)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sha256sum_check(directory: Path) -> None:
+    if shutil.which("sha256sum") is None:
+        pytest.skip("sha256sum (GNU coreutils) is not installed")
+    done = subprocess.run(["sha256sum", "--check", "--strict", SUMS], cwd=directory,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def verified_dirs(artifacts: Path) -> list[Path]:
+    """Every directory under artifacts/ (hidden staging ones included) that `verify` accepts."""
+    if not artifacts.exists():
+        return []
+    return sorted(m.parent for m in artifacts.rglob(MANIFEST) if verify(m.parent) == [])
+
+
+# ---------------------------------------------------------------------------------- variants
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["baseline", *LLMC])
+def test_variant_artifact(project, quantized, variant):
+    m = quantized(variant)
+    out = project.root / "artifacts" / variant
+    v = project.params.variants[variant]
+    assert verify(out) == []
+    sha256sum_check(out)
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {f["path"] for f in m["files"]}
+
+    bits, group_size, fmt = EXPECTED[variant]
+    assert (m["variant"], m["scheme"], m["bits"], m["group_size"]) == (variant, v.scheme, bits, group_size)
+    assert (m["format"], m["engine"], m["backend"]) == (fmt, v.engine, v.backend)
+    assert m["tool_versions"]["qpipe"]
+    if variant in LLMC:
+        assert m["tool_versions"]["llmcompressor"] == importlib.metadata.version("llmcompressor")
+    else:
+        assert "llmcompressor" not in m["tool_versions"]
+
+    model_dir = project.root / project.params.model.path
+    model_files = [{"path": p.relative_to(model_dir).as_posix(), "sha256": sha256(p)}
+                   for p in model_dir.rglob("*") if p.is_file() and p.suffix != ".md"]
+    assert m["base_model"]["content_sha256"] == tree_sha256(model_files)
+    assert m["recipe"]["sha256"] == sha256(project.root / v.recipe)
+
+    if variant in CALIBRATED:
+        card = json.loads((project.root / "data/calibration/business/card.json").read_text())
+        assert m["calibration"]["content_sha256"] == card["content_sha256"] == project.card["content_sha256"]
+        assert m["quantization"]["calibration_samples"] == SMALL_SET["num_samples"]
+    else:
+        assert m["calibration"] is None
+
+    assert m["quantization"]["wall_seconds"] > 0
+    assert m["quantization"]["peak_rss_bytes"] > 0
+    assert m["load_check"]["ok"] is True
+    assert m["load_check"]["text"].strip()
+
+    config = json.loads((out / "config.json").read_text())
+    if variant in LLMC:
+        assert config["quantization_config"]["quant_method"] == "compressed-tensors"
+    else:
+        assert "quantization_config" not in config
+    if variant in SMALLER_THAN_BASELINE:
+        assert m["size_bytes"] < quantized("baseline")["size_bytes"]
+
+
+# ---------------------------------------------------------------------------------- checks first
+
+@pytest.mark.parametrize("ignore, named", [
+    (["lm_headd"], ["'lm_headd'"]),
+    (["re:^lm_headd$"], ["'re:^lm_headd$'"]),
+    (["lm_head", "lm_headd", "model.layers.99.mlp"], ["'lm_headd'", "'model.layers.99.mlp'"]),
+])
+def test_unknown_ignored_layer_is_rejected_before_the_model_loads(project, tmp_path, no_model_load,
+                                                                  ignore, named):
+    root = clone(project, tmp_path / "p")
+    recipe = yaml.safe_load((root / "recipes/gptq_w4a16.yaml").read_text())
+    recipe["quant_stage"]["quant_modifiers"]["GPTQModifier"]["ignore"] = ignore
+    (root / "recipes/typo.yaml").write_text(yaml.safe_dump(recipe))
+    data = copy.deepcopy(project.data)
+    data["variants"]["gptq_w4a16_business"]["recipe"] = "recipes/typo.yaml"
+    with pytest.raises(BackendError) as info:
+        stage.run(Params.model_validate(data), root, "gptq_w4a16_business")
+    msg = str(info.value)
+    assert all(n in msg for n in named), msg
+    assert "layer 'lm_head'," not in msg and "fix:" in msg
+    assert not (root / "artifacts" / "gptq_w4a16_business").exists()
+
+
+def test_the_model_load_guard_is_the_loader_the_backend_uses(project, tmp_path, no_model_load):
+    """Without this, the two tests around it would pass even if the backend loaded the model."""
+    root = clone(project, tmp_path / "p")
+    with pytest.raises(AssertionError, match="model was loaded"):
+        stage.run(project.params, root, "gptq_w4a16_business")
+    assert not (root / "artifacts" / "gptq_w4a16_business").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="llmcompressor.py check() takes module names from the "
+                   "checkpoint's tensor names; a model with tied embeddings stores no lm_head.weight, "
+                   "so `ignore: [lm_head]` is rejected although the module exists")
+def test_ignore_lm_head_of_a_tied_embedding_model_is_accepted(tmp_path):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg)
+    assert "lm_head" in dict(model.named_modules())  # the layer the recipe ignores does exist
+    model.save_pretrained(tmp_path / "tied")
+    req = QuantizeRequest(variant="gptq", scheme="w4a16_gptq", model_dir=tmp_path / "tied",
+                          out_dir=tmp_path / "out", recipe=REPO / "recipes/gptq_w4a16.yaml",
+                          calibration_dir=tmp_path / "calib")
+    assert LlmCompressorBackend().check(req) == []
+
+
+@pytest.mark.parametrize("variant", CALIBRATED)
+def test_missing_calibration_set_names_the_fix(project, tmp_path, no_model_load, variant):
+    root = clone(project, tmp_path / "p")
+    shutil.rmtree(root / "data/calibration/business")
+    with pytest.raises(BackendError) as info:
+        stage.run(project.params, root, variant)
+    assert "dvc repro calibration@business" in str(info.value)
+    assert variant in str(info.value)
+    assert not (root / "artifacts" / variant).exists()
+    # A scheme that needs no data does not care.
+    assert stage.request_for(project.params, root, "fp8_dynamic").calibration_dir is None
+
+
+# ---------------------------------------------------------------------------------- atomic output
+
+def _crash_after_writing(backend_cls, monkeypatch):
+    """The backend's quantize writes a complete-looking artifact (files + a manifest that
+    verifies), then fails."""
+    def quantize(self, req):
+        for f in ("config.json", "tokenizer.json"):
+            shutil.copy2(req.model_dir / f, req.out_dir / f)
+        (req.out_dir / "model.safetensors").write_bytes(b"half a tensor")
+        build_manifest(req.out_dir, lineage={"variant": req.variant})
+        assert verify(req.out_dir) == []
+        raise RuntimeError("killed midway through quantization")
+
+    monkeypatch.setattr(backend_cls, "quantize", quantize)
+
+
+BACKEND_OF = {"baseline": BaselineBackend, "fp8_dynamic": LlmCompressorBackend}
+
+
+@pytest.mark.parametrize("variant, previous", [
+    ("baseline", False),
+    ("fp8_dynamic", False),
+    pytest.param("baseline", True, marks=pytest.mark.slow),
+    pytest.param("fp8_dynamic", True, marks=pytest.mark.slow),
+])
+def test_a_failed_run_leaves_no_artifact_and_keeps_the_previous(project, tmp_path, monkeypatch,
+                                                                variant, previous):
+    root = clone(project, tmp_path / "p")
+    artifacts = root / "artifacts"
+    good = stage.run(project.params, root, variant) if previous else None
+    _crash_after_writing(BACKEND_OF[variant], monkeypatch)
+    with pytest.raises(RuntimeError, match="killed midway"):
+        stage.run(project.params, root, variant)
+    if previous:
+        assert verified_dirs(artifacts) == [artifacts / variant]
+        kept = json.loads((artifacts / variant / MANIFEST).read_text())
+        assert kept["content_sha256"] == good["content_sha256"]
+        assert kept["load_check"]["ok"] is True
+    else:
+        assert not (artifacts / variant).exists()
+        assert verified_dirs(artifacts) == []
+    assert sorted(p.name for p in artifacts.iterdir()) == ([variant] if previous else [])
+
+
+def test_a_failed_load_check_leaves_no_artifact(project, tmp_path, monkeypatch):
+    root = clone(project, tmp_path / "p")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the artifact does not load")
+
+    monkeypatch.setattr(stage, "load_check", broken)
+    with pytest.raises(RuntimeError, match="does not load"):
+        stage.run(project.params, root, "baseline")
+    assert not (root / "artifacts" / "baseline").exists()
+    assert verified_dirs(root / "artifacts") == []
+    assert list((root / "artifacts").iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------- determinism
+
+@pytest.mark.slow
+def test_baseline_file_table_is_deterministic(project, tmp_path):
+    root = clone(project, tmp_path / "p")
+    first = stage.run(project.params, root, "baseline")["files"]
+    second = stage.run(project.params, root, "baseline")["files"]
+    assert first == second
+    assert {f["path"] for f in first} >= {"config.json", "model.safetensors", "tokenizer.json"}
+    base = root / project.params.model.path
+    assert {f["path"]: f["sha256"] for f in first}["model.safetensors"] == sha256(base / "model.safetensors")
+
+
+@pytest.mark.xfail(strict=True, reason="stage.py records round(wall, 2): a backend that finishes "
+                   "in under 5 ms (the baseline's copy of a small model) is recorded as 0.0 s")
+def test_fast_backend_still_records_a_positive_wall_time(project, tmp_path, monkeypatch):
+    root = clone(project, tmp_path / "p")
+    clock = iter(1000.0 + i * 0.001 for i in range(1000))  # every reading 1 ms after the last
+    monkeypatch.setattr(stage, "time", SimpleNamespace(time=lambda: next(clock)))
+    monkeypatch.setattr(stage, "load_check", lambda *a, **k: {"ok": True, "text": "stub"})
+    m = stage.run(project.params, root, "baseline")
+    assert m["quantization"]["wall_seconds"] > 0
