@@ -14,9 +14,11 @@ child process, so that peak RSS is that run's own and a slow machine moment hits
   set's ``data.parquet`` exactly as the backend does, ``oneshot(...)``, ``save_pretrained(
   save_compressed=True)`` (and the tokenizer, so both artifacts hold the same files).
 
-Prints per variant and way the median wall time (the child process) and the median work time
-(the child's own code: imports of torch / transformers / llm-compressor onwards), median peak RSS, artifact size (manifest files excluded), the
-compression ratio against the baseline variant's artifact, and qpipe/plain (goal: ≤ 1.05).
+Prints per variant and way the median and the best wall time (the child process; on a shared
+machine the best run is the steadier estimate of the cost itself), the median work time (the
+child's own code, from the imports of torch / transformers / llm-compressor on), median peak RSS,
+artifact size (manifest files excluded), the compression ratio against the baseline variant's
+artifact, and qpipe / plain (goal: ≤ 1.05).
 """
 
 from __future__ import annotations
@@ -179,12 +181,13 @@ def summarize(runs: list[dict], baseline_size: int, specs: dict[str, dict]) -> l
             by_way[way] = {"variant": variant, "scheme": specs[variant]["scheme"], "way": way,
                            "runs": len(mine),
                            "wall_s": statistics.median(r["wall_s"] for r in mine),
+                           "best_s": min(r["wall_s"] for r in mine),
                            "work_s": statistics.median(r["work_s"] for r in mine),
                            "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in mine),
                            "size": statistics.median(r["size"] for r in mine)}
             by_way[way]["compression"] = baseline_size / by_way[way]["size"]
         q, p = by_way["qpipe"], by_way["plain"]
-        q["ratio_wall"], q["ratio_work"] = q["wall_s"] / p["wall_s"], q["work_s"] / p["work_s"]
+        q["ratio_wall"], q["ratio_best"] = q["wall_s"] / p["wall_s"], q["best_s"] / p["best_s"]
         q["ratio_rss"] = q["peak_rss_mb"] / p["peak_rss_mb"]
         rows += [q, p]
     return rows
@@ -193,17 +196,18 @@ def summarize(runs: list[dict], baseline_size: int, specs: dict[str, dict]) -> l
 def print_table(rows: list[dict], baseline: str, baseline_size: int, repeats: int) -> None:
     print(f"baseline {baseline}: {baseline_size / 2**20:.2f} MiB; {repeats} alternated run(s) per way; "
           f"medians; ratio = qpipe / plain (goal ≤ {GOAL})\n")
-    print("| variant | scheme | way | wall s | work s | peak RSS MiB | artifact MiB | vs baseline "
-          "| ratio wall | ratio work | ratio RSS |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| variant | scheme | way | wall s | best s | work s | peak RSS MiB | artifact MiB | vs baseline "
+          "| ratio wall | ratio best | ratio RSS |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ratios = (" | ".join(f"{r[k]:.3f}" + (" ✓" if r[k] <= GOAL else " ✗")
-                             for k in ("ratio_wall", "ratio_work", "ratio_rss"))
+                             for k in ("ratio_wall", "ratio_best", "ratio_rss"))
                   if r["way"] == "qpipe" else " | ".join("" for _ in range(3)))
-        print(f"| {r['variant']} | {r['scheme']} | {r['way']} | {r['wall_s']:.1f} | {r['work_s']:.1f} | "
+        print(f"| {r['variant']} | {r['scheme']} | {r['way']} | {r['wall_s']:.1f} | {r['best_s']:.1f} | {r['work_s']:.1f} | "
               f"{r['peak_rss_mb']:.0f} | {r['size'] / 2**20:.2f} | {r['compression']:.2f}× | {ratios} |")
-    print("\nwall: the whole child process; work: the child's own code, heavy imports included "
-          "(wall minus Python start-up) — qpipe's adds the native load check, hashing and the manifest.")
+    print("\nwall: the whole child process (median); best: its fastest run, the steadier figure on a "
+          "busy machine; work: the child's own code, heavy imports included (median) — qpipe's adds "
+          "the native load check, hashing and the manifest.")
 
 
 def main(argv: list[str] | None = None) -> None:

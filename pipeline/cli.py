@@ -202,10 +202,10 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
 
     problems = verify_dir(path)
     if problems:
-        for p in problems:
-            console.print(f"[red]MISMATCH[/red] {path}/{p}", soft_wrap=True)
+        for p in problems:  # paths printed as they are (no markup: `[x]` is a legal file name)
+            console.print(f"MISMATCH {path}/{p}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1)
-    console.print(f"[green]{path}: every file matches its manifest[/green]")
+    console.print(f"{path}: every file matches its manifest", markup=False, highlight=False)
 
 
 def main() -> None:  # pragma: no cover - console entry

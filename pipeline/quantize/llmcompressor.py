@@ -39,10 +39,16 @@ def _recipe_ignores(recipe: dict) -> list[str]:
 
 
 def module_names(model_dir: Path) -> set[str]:
-    """Module names from the checkpoint's tensor names, read from safetensors headers only."""
+    """Module names from the checkpoint's tensor names, read from safetensors headers only
+    (a model with tied embeddings stores no lm_head tensor, yet has the module)."""
+    import json
+
     from safetensors import safe_open
 
     names: set[str] = set()
+    cfg = json.loads((model_dir / "config.json").read_text())
+    if cfg.get("tie_word_embeddings"):
+        names.add("lm_head")
     for f in sorted(model_dir.glob("*.safetensors")):
         with safe_open(str(f), framework="np") as st:
             for key in st.keys():
@@ -91,6 +97,16 @@ class LlmCompressorBackend(Backend):
             problems.append(f"{req.variant}: scheme {req.scheme} needs a calibration set")
         return problems
 
+    @staticmethod
+    def _set_max_len(req: QuantizeRequest) -> int | None:
+        """The calibration set's own token limit (its samples are already cut to it)."""
+        import json
+
+        if req.calibration_dir is None or not (req.calibration_dir / "card.json").is_file():
+            return None
+        card = json.loads((req.calibration_dir / "card.json").read_text())
+        return card.get("params", {}).get("set", {}).get("max_seq_len")
+
     def _dataset(self, req: QuantizeRequest, tokenizer, max_len: int):
         from datasets import Dataset
 
@@ -112,7 +128,7 @@ class LlmCompressorBackend(Backend):
         tokenizer = load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code)
         model = load_model(req.model_dir, dtype=req.dtype, trust_remote_code=req.trust_remote_code,
                            device=req.device)
-        max_len = int(req.options.get("max_seq_length", 512))
+        max_len = int(req.options.get("max_seq_length") or self._set_max_len(req) or 512)
         kwargs = {}
         n = 0
         if req.calibration_dir is not None and req.scheme != "fp8_dynamic":

@@ -127,7 +127,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
                 "name": v.calibration, "content_sha256": calib_card["content_sha256"],
                 "samples": calib_card["samples"]},
             "options": dict(v.options),
-            "quantization": {"wall_seconds": round(wall, 2), "peak_rss_bytes": peak_rss,
+            "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
                              "peak_gpu_bytes": peak_gpu, "device": device, **result.details},
             "load_check": check, "notes": result.notes, "git_commit": _git_commit(root),
         }

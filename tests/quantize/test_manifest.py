@@ -176,8 +176,6 @@ def test_qpipe_verify_exits_1_naming_the_file(artifact):
     assert f"{WEIGHTS}: modified" in lines[0]
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py verify prints paths through rich markup unescaped: "
-                   "'w[b].bin' is printed as 'w.bin', 'run[final]' as 'run'")
 def test_qpipe_verify_names_a_file_with_brackets_as_it_is(tmp_path):
     root = tmp_path / "run[final]"
     root.mkdir()
