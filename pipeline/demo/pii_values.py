@@ -59,14 +59,10 @@ def phone(rng: random.Random) -> str:
 
 
 def _luhn_complete(prefix: str, length: int, rng: random.Random) -> str:
+    from stdnum import luhn
+
     body = prefix + _digits(rng, length - len(prefix) - 1)
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d = d * 2 - 9 if d * 2 > 9 else d * 2
-        total += d
-    return body + str((10 - total % 10) % 10)
+    return body + luhn.calc_check_digit(body)
 
 
 def card(rng: random.Random) -> str:

@@ -13,13 +13,9 @@ from pipeline.calibration.schema import Record
 
 
 def luhn_complete(body: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d = d * 2 - 9 if d * 2 > 9 else d * 2
-        total += d
-    return body + str((10 - total % 10) % 10)
+    from stdnum import luhn
+
+    return body + luhn.calc_check_digit(body)
 
 
 def cn_resident_id(body17: str) -> str:
