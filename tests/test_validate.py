@@ -176,7 +176,9 @@ def test_group_size_mismatch_names_layers_and_fix(project):
     by_variant = {p.key: p for p in problems}
     assert set(by_variant) == {
         "variants.gptq_w4a16_business.scheme", "variants.gptq_w4a16_general.scheme",
-        "variants.awq_w4a16_business.scheme", "variants.gguf_q4_k_m_business.scheme"}
+        "variants.awq_w4a16_business.scheme", "variants.gguf_q4_k_m_business.scheme",
+        "variants.gguf_q5_k_m_business.scheme",  # K-quants: 256-wide super-blocks
+        "variants.gguf_q8_0_business.scheme"}   # Q8_0: 32-wide blocks (688 = 32 * 21.5)
     gptq = by_variant["variants.gptq_w4a16_business.scheme"]
     assert gptq.message == (
         "intermediate_size=688 is not divisible by 128, the quantization group size of "
@@ -184,6 +186,7 @@ def test_group_size_mismatch_names_layers_and_fix(project):
     assert 'add them to `ignore` in recipes/gptq_w4a16.yaml, e.g. "re:.*(down_proj)$"' in gptq.fix
     gguf = by_variant["variants.gguf_q4_k_m_business.scheme"]
     assert "not divisible by 256, the GGUF block size" in gguf.message
+    assert "not divisible by 32" in by_variant["variants.gguf_q8_0_business.scheme"].message
 
 
 def test_layers_in_ignore_are_not_reported(project):
@@ -192,7 +195,9 @@ def test_layers_in_ignore_are_not_reported(project):
         recipe = project.recipe(name)
         recipe.write_text(recipe.read_text().replace(
             "ignore: [lm_head]", "ignore: [lm_head, 're:.*down_proj$']"))
-    assert [p.key for p in project.validate()] == ["variants.gguf_q4_k_m_business.scheme"]
+    assert [p.key for p in project.validate()] == [
+        "variants.gguf_q4_k_m_business.scheme", "variants.gguf_q5_k_m_business.scheme",
+        "variants.gguf_q8_0_business.scheme"]
 
 
 def test_nvfp4_needs_groups_of_16(project):
