@@ -169,14 +169,7 @@ def run(params, root: Path) -> dict:
         with (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups:
             # Pass 2: the evaluation pool alone (never influenced by calibration-pool records).
             with (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
-                for rec in _read(kept_path):
-                    if assign(rec["conversation_id"]) != "eval":
-                        continue
-                    res = dedup.add(rec["id"], prompt_text(rec["messages"]))
-                    if not res.kept:
-                        counts["eval_duplicates"] += 1
-                        dups.write(jsonl_line({"id": rec["id"], "pool": "eval", **_dup(res)}))
-                        continue
+                for rec in _unique(kept_path, assign, "eval", dedup, dups, counts):
                     item = _eval_item(rec, tokenizer, edges)
                     if item is None:
                         counts["eval_unscorable"] += 1
@@ -186,18 +179,12 @@ def run(params, root: Path) -> dict:
                     ev.write(jsonl_line(item))
             # Pass 3: the calibration pool, deduplicated within itself and against eval.
             with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
-                for rec in _read(kept_path):
-                    if assign(rec["conversation_id"]) != "calibration":
-                        continue
-                    res = dedup.add(rec["id"], prompt_text(rec["messages"]))
-                    if not res.kept:
-                        counts["calibration_duplicates"] += 1
-                        dups.write(jsonl_line({"id": rec["id"], "pool": "calibration", **_dup(res)}))
-                        continue
+                for rec in _unique(kept_path, assign, "calibration", dedup, dups, counts):
                     counts["calibration"] += 1
                     cal.write(jsonl_line(rec))
         report["split"] = dict(sorted(counts.items()))
-        assert sum(counts.values()) == report["ingest"]["kept"], "every kept record must be accounted for"
+        if sum(counts.values()) != report["ingest"]["kept"]:  # every kept record is accounted for
+            raise RuntimeError(f"split lost records: kept {report['ingest']['kept']}, accounted {dict(counts)}")
         eval_card = {"content_sha256": file_sha256(staged["evalset"] / "evalset.jsonl"),
                      "samples": counts["eval"], "slices": dict(sorted(composition.items())),
                      "length_buckets": edges, "tokenizer": str(params.model.path)}
@@ -208,6 +195,19 @@ def run(params, root: Path) -> dict:
     log.info("split: %s", report["split"])
     return report
 
+
+
+def _unique(kept_path: Path, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[dict]:
+    """The pool's records that are not duplicates of one kept before; duplicates are logged."""
+    for rec in _read(kept_path):
+        if assign(rec["conversation_id"]) != pool:
+            continue
+        res = dedup.add(rec["id"], prompt_text(rec["messages"]))
+        if res.kept:
+            yield rec
+            continue
+        counts[f"{pool}_duplicates"] += 1
+        dups.write(jsonl_line({"id": rec["id"], "pool": pool, **_dup(res)}))
 
 
 def _dup(res) -> dict:
