@@ -90,7 +90,7 @@ def write_params(root: Path, calibration_set: str) -> Path:
     params["data"]["general_corpus"] = str(REPO / params["data"]["general_corpus"])
     params["calibration"]["sets"] = {calibration_set: params["calibration"]["sets"][calibration_set]}
     params["variants"] = {k: v for k, v in params["variants"].items()
-                          if v.get("calibration") in (None, calibration_set)}
+                          if v.get("calibration") in (None, "none", calibration_set)}
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False))
     return path

@@ -19,6 +19,8 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import multiprocessing
+import os
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -96,16 +98,20 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
              for path, display in discover_files([root / s for s in params.data.sources])]
     with kept_path.open("w", encoding="utf-8") as kept, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
-        for item in (it for path, name in files for it in ingestor.read_file(path, name)):
-            if isinstance(item, Reject):
-                rejects.write(item.model_dump_json() + "\n")
-                continue
-            record, counts = scrubber.scrub_record(item.record) if scrubber.enabled else (item.record, Counter())
+
+        def records() -> Iterator[str]:  # rejects are written as they stream past
+            for item in (it for path, name in files for it in ingestor.read_file(path, name)):
+                if isinstance(item, Reject):
+                    rejects.write(item.model_dump_json() + "\n")
+                    continue
+                rec = item.record
+                if rec.conversation_id not in first_seen or rec.timestamp < first_seen[rec.conversation_id]:
+                    first_seen[rec.conversation_id] = rec.timestamp
+                yield rec.model_dump_json(exclude_none=True)
+
+        for line, counts in _scrub_all(records(), pii_cfg, _workers(params)):
             pii_counts.update(counts)
-            cid = record.conversation_id
-            if cid not in first_seen or record.timestamp < first_seen[cid]:
-                first_seen[cid] = record.timestamp
-            kept.write(jsonl_line(_record_json(record)))
+            kept.write(line)
     stats = ingestor.stats
     report["ingest"] = {"records_in": stats.records_in, "kept": stats.kept,
                         "rejected": stats.rejected,
@@ -115,6 +121,39 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
     report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}
     report["sources"] = {name: file_sha256(path) for path, name in files}
     return kept_path, first_seen
+
+
+_SCRUBBER: Scrubber | None = None
+
+
+def _init_worker(cfg: PIIConfig) -> None:
+    global _SCRUBBER
+    _SCRUBBER = Scrubber(cfg)
+
+
+def _scrub_one(rec_json: str) -> tuple[str, dict]:
+    record = Record.model_validate_json(rec_json)
+    if _SCRUBBER is not None and _SCRUBBER.enabled:
+        record, counts = _SCRUBBER.scrub_record(record)
+    else:
+        counts = {}
+    return jsonl_line(_record_json(record)), dict(counts)
+
+
+def _workers(params) -> int:
+    return params.split.workers or os.cpu_count() or 1
+
+
+def _scrub_all(recs: Iterator[str], cfg: PIIConfig, workers: int) -> Iterator[tuple[str, dict]]:
+    """Scrub records in worker processes (the costly step), results in input order, so the
+    output is byte-identical whatever the number of workers."""
+    if workers <= 1:
+        _init_worker(cfg)
+        yield from map(_scrub_one, recs)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(cfg,)) as pool:
+        yield from pool.imap(_scrub_one, recs, chunksize=64)
 
 
 def _record_json(record: Record) -> dict:
@@ -154,7 +193,7 @@ def run(params, root: Path) -> dict:
     tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
     edges = list(params.calibration.length_buckets)
     report: dict = {"params": {"data": params.data.model_dump(mode="json"),
-                               "split": params.split.model_dump(mode="json")}}
+                               "split": params.split.model_dump(mode="json", exclude={"workers"})}}
     with tempfile.TemporaryDirectory(dir=root) as tmp_s, \
             atomic_dirs(out, ["evalset", "pools", "split"]) as staged:
         tmp = Path(tmp_s)
