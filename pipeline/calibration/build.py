@@ -206,7 +206,7 @@ def card_markdown(card: dict) -> str:
              f"{card['overlap_with_evalset']['near_duplicates']} near duplicates",
              f"- PII scrubbing: {({True: 'on', False: '**OFF**'}).get(card['pii']['enabled'], 'n/a (no business samples)')}; replacements "
              + ", ".join(f"{k} {v}" for k, v in card["pii"]["replacements"].items()),
-             f"- rejected source records: " + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
+             "- rejected source records: " + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
              "", "| scenario | samples |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in card["by_scenario"].items()]
     for src, short in card["shortfalls"].items():

@@ -21,7 +21,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
