@@ -175,7 +175,8 @@ def calib_freeze(name: str, params: Path = ParamsOpt,
 @app.command()
 def quantize(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
              params: Path = ParamsOpt,
-             device: str = typer.Option("cpu", help="cpu | cuda | cuda:N")) -> None:
+             device: Optional[str] = typer.Option(None, help="cpu | cuda | cuda:N | auto "
+                                                  "(default: params quantize.device)")) -> None:
     """Quantize one variant into artifacts/<variant> (manifest + SHA256SUMS, atomically)."""
     from pipeline.quantize.base import BackendError
     from pipeline.quantize.stage import run
@@ -187,7 +188,7 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
                       f"Available: {', '.join(p.variants)}")
         raise typer.Exit(2)
     try:
-        m = run(p, params.resolve().parent, variant, device=device)
+        m = run(p, params.resolve().parent, variant, device=device or p.quantize.device)
     except BackendError as err:
         console.print(f"[red]{err}[/red]", markup=False, soft_wrap=True)
         raise typer.Exit(1) from err

@@ -351,6 +351,16 @@ class Variant(_Section):
         return issues
 
 
+Device = Annotated[str, Field(pattern=r"^(cpu|cuda|cuda:\d+|auto)$")]
+
+
+class QuantizeConfig(_Section):
+    """Where quantization runs. On a GPU the model stays in host memory and llm-compressor's
+    sequential pipeline onloads one layer at a time, so a model larger than the GPU fits."""
+
+    device: Device = "cpu"  # cpu | cuda | cuda:N | auto (cuda when one is present)
+
+
 class TrackingConfig(_Section):
     tracking_uri: str = "sqlite:///mlflow.db"
     experiment: str | None = None  # default: the model's name
@@ -364,6 +374,7 @@ class Params(_Section):
     data: DataConfig
     split: SplitConfig = Field(default_factory=SplitConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
+    quantize: QuantizeConfig = Field(default_factory=QuantizeConfig)
     variants: Annotated[dict[Name, Variant], Field(min_length=1)]
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
 
