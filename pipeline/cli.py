@@ -29,6 +29,7 @@ ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to pa
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging.")) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=console, show_path=False)])
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
 
 
 def _params(path: Path, *, check_files: bool = True):
@@ -207,6 +208,146 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
             console.print(f"MISMATCH {path}/{p}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1)
     console.print(f"{path}: every file matches its manifest", markup=False, highlight=False)
+
+
+def _variant(p, variant: str) -> None:
+    if variant not in p.variants:
+        from pipeline.registry import did_you_mean
+        console.print(f"[red]unknown variant {variant!r}[/red] {did_you_mean(variant, p.variants)} "
+                      f"Available: {', '.join(p.variants)}")
+        raise typer.Exit(2)
+
+
+def _engine_failure(err: Exception) -> None:
+    console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
+    console.print(str(err), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(1) from err
+
+
+ENGINE_ERRORS = ("EngineError", "VerificationError", "EvalSetError", "LlamaCppMissing", "CompareError")
+
+
+@app.command("eval")
+def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
+          params: Path = ParamsOpt) -> None:
+    """Serve one variant with its engine and evaluate it on the business evaluation set
+    into results/<variant>/ (samples.jsonl, metrics.json, run.json, engine.log)."""
+    from pipeline.evaluate.stage import run
+
+    p = _params(params)
+    _variant(p, variant)
+    try:
+        m = run(p, params.resolve().parent, variant)
+    except Exception as err:  # noqa: BLE001 - known failures get a clean message, others a trace
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    if not m.get("served", True):
+        typer.echo(f"{variant}: {m['reason']}")
+        return
+    sp = m["speed"]
+    typer.echo(f"{variant}: accuracy {m['accuracy']:.3f} (n={m['n']}) on {m['engine']['name']} "
+               f"{m['engine']['version']} [{m['engine']['kernel']}]; {sp['output_tokens_per_second']}"
+               f" output tok/s{'' if sp['serving_engine'] else ' (reference engine)'}")
+
+
+@app.command()
+def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
+          engine: Optional[str] = typer.Option(None, help="Another engine than the variant's."),
+          params: Path = ParamsOpt) -> None:
+    """Start a variant's engine (verified artifact) and keep it serving until Ctrl-C."""
+    import time
+
+    from pipeline.evaluate.stage import open_engine
+
+    p = _params(params)
+    _variant(p, variant)
+    root = params.resolve().parent
+    log_path = root / "logs" / f"serve-{variant}.log"
+    try:
+        with open_engine(p, root, variant, log_path, engine=engine) as eng:
+            where = getattr(eng, "base_url", "in process")
+            console.print(f"{variant} served by {eng.name} at {where} (log: {log_path}); Ctrl-C stops it",
+                          markup=False)
+            while True:
+                if hasattr(eng, "check_alive"):
+                    eng.check_alive("while serving")
+                time.sleep(1)
+    except KeyboardInterrupt:
+        console.print("stopped")
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+
+
+@app.command()
+def bench(params: Path = ParamsOpt) -> None:
+    """Throughput and latency of the baseline and every served variant, alternately, in one
+    run (speed is only comparable as ratios taken side by side) → bench.out."""
+    from pipeline.evaluate.bench import run
+
+    p = _params(params)
+    try:
+        r = run(p, params.resolve().parent)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    for name, x in r["ratios"].items():
+        typer.echo(f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
+                   f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}")
+    for name, why in r["left_out"].items():
+        typer.echo(f"{name}: {why}")
+
+
+@app.command()
+def compare(params: Path = ParamsOpt,
+            baseline: Optional[str] = typer.Option(None, help="Another results folder to pair "
+                                                   "against (default: the baseline variant)."),
+            variant: Optional[list[str]] = typer.Option(None, "--variant",
+                                                        help="Only these (repeatable).")) -> None:
+    """Paired statistics of every variant against the baseline → compare.out_dir/comparison.json."""
+    from pipeline.evaluate.compare import run
+    from pipeline.evaluate.report import summary_lines
+
+    p = _params(params)
+    try:
+        r = run(p, params.resolve().parent, baseline=baseline, variants=variant or None)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    for line in summary_lines(r):
+        typer.echo(line)
+
+
+@app.command("diff-engines")
+def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact is served."),
+                 engines: str = typer.Option(..., help="Two engines, e.g. vllm,transformers."),
+                 params: Path = ParamsOpt) -> None:
+    """Serve one artifact on two engines; report output consistency (exact, character, task
+    result) and accuracy per slice — the engine as the only variable (seed 000 ch. 7)."""
+    from pipeline.evaluate.diff import run
+
+    p = _params(params)
+    _variant(p, variant)
+    pair = [e.strip() for e in engines.split(",") if e.strip()]
+    if len(pair) != 2:
+        console.print("--engines takes exactly two engine names, e.g. vllm,transformers")
+        raise typer.Exit(2)
+    try:
+        r = run(p, params.resolve().parent, variant, pair)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    c = r["consistency"]
+    typer.echo(f"{variant}: {pair[0]} vs {pair[1]} — exact {c['exact_match_rate']:.3f}, "
+               f"char similarity {c['char_similarity']:.3f}, task agreement "
+               f"{c['task_agreement']:.3f}; accuracy {r['accuracy'][pair[0]]:.3f} vs "
+               f"{r['accuracy'][pair[1]]:.3f} (delta {r['paired']['delta']:+.3f}, CI "
+               f"[{r['paired']['ci_low']:+.3f}, {r['paired']['ci_high']:+.3f}]) → {r['out']}")
 
 
 def main() -> None:  # pragma: no cover - console entry

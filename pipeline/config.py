@@ -133,6 +133,8 @@ BACKENDS: dict[str, frozenset[str]] = {
     "autoawq": frozenset({"w4a16_awq"}),
 }
 ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")
+BACKEND_FORMATS = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
+                   "gptqmodel": "gptq", "modelopt": "modelopt", "autoawq": "awq"}
 RECIPE_REQUIRED = frozenset({"llmcompressor"})  # recipes in llm-compressor's own format
 NO_CALIBRATION = "none"  # the empty calibration set of schemes that need no data
 
@@ -146,6 +148,7 @@ class _Section(BaseModel):
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
 # Variant and set names become directories and DVC stage names (quantize@<name>).
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
 
@@ -268,10 +271,16 @@ class Variant(_Section):
     scheme: str
     recipe: Path | None = None
     calibration: str | None = None
-    engine: str
+    engine: str | None = None  # default: engines.formats[<the artifact's format>]
     url: str | None = None  # engine openai: the endpoint already serving this variant
-    reason: str | None = None  # engine none: why this variant is not served here
+    reason: str | None = None  # engine none / transformers: why it is not on a serving engine
     options: dict[str, Any] = Field(default_factory=dict)  # backend extras
+    engine_options: dict[str, Any] = Field(default_factory=dict)  # over engines.<engine>
+
+    @property
+    def format(self) -> str:
+        """The artifact format its backend writes (the key of the engines.formats table)."""
+        return BACKEND_FORMATS.get(self.backend, self.backend)
 
     @property
     def info(self) -> SchemeInfo:
@@ -333,12 +342,18 @@ class Variant(_Section):
         return []
 
     def _engine_issues(self) -> list[Issue]:
+        if self.engine is None:
+            return []  # resolved from engines.formats (checked across sections)
         if self.engine not in ENGINES:
             return [(("engine",), f"unknown engine '{self.engine}'", known(self.engine, ENGINES))]
         issues: list[Issue] = []
         if self.engine == "none" and not self.reason:
             issues.append((("reason",), "engine 'none' needs a reason",
                            "add `reason: <why this variant is not served>`"))
+        if self.engine == "transformers" and not self.is_baseline and not self.reason:
+            issues.append((("reason",), "engine 'transformers' (the in-process reference) needs "
+                           "a reason", "add `reason: <why no serving engine runs it here>`; its "
+                           "speed is kept out of comparisons, so say why"))
         if self.engine == "openai" and not self.url:
             issues.append((("url",), "engine 'openai' needs a url",
                            "add `url: http://host:port/v1` (the endpoint serving it)"))
@@ -361,6 +376,98 @@ class QuantizeConfig(_Section):
     device: Device = "cpu"  # cpu | cuda | cuda:N | auto (cuda when one is present)
 
 
+# ── serving and evaluation ─────────────────────────────────────────────────────────────────
+
+
+class _EngineSettings(_Section):
+    startup_timeout: PositiveFloat = 600.0   # seconds until /health answers
+    request_timeout: PositiveFloat = 600.0
+    extra_args: list[str] = Field(default_factory=list)  # appended to the engine's command line
+
+
+class VllmSettings(_EngineSettings):
+    python: str | None = None          # the engine environment's python (default: set-up's)
+    dtype: str = "auto"
+    max_model_len: PositiveInt | None = None  # default: the model's own context
+    max_num_seqs: PositiveInt = 32
+    kv_cache_dtype: str = "auto"       # the same for every variant (seed 000 §7.1)
+    enforce_eager: bool = True         # CPU: loads in ~20 s instead of 90–200 s of compiling
+    cpu_kvcache_gb: PositiveInt = 1    # VLLM_CPU_KVCACHE_SPACE
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class LlamaCppSettings(_EngineSettings):
+    startup_timeout: PositiveFloat = 120.0
+    threads: PositiveInt = 1
+    ctx: PositiveInt = 4096
+    slots: PositiveInt = 1
+
+
+class TransformersSettings(_EngineSettings):
+    device: Device = "cpu"
+
+
+class OpenAISettings(_EngineSettings):
+    model: str = "model"               # the served model name the endpoint expects
+    kernel: str | None = None          # what the operator knows of the remote kernel
+
+
+class EnginesConfig(_Section):
+    """Which engine serves which artifact format (a variant's `engine:` overrides it), and each
+    engine's settings (a variant's `engine_options:` overrides those)."""
+
+    formats: dict[str, str] = Field(default_factory=lambda: {
+        "hf": "vllm", "compressed-tensors": "vllm", "gptq": "vllm", "awq": "vllm",
+        "modelopt": "vllm", "gguf": "llamacpp"})
+    vllm: VllmSettings = Field(default_factory=VllmSettings)
+    llamacpp: LlamaCppSettings = Field(default_factory=LlamaCppSettings)
+    transformers: TransformersSettings = Field(default_factory=TransformersSettings)
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
+
+    @field_validator("formats")
+    @classmethod
+    def _known_engines(cls, formats: dict[str, str]) -> dict[str, str]:
+        bad = {f: e for f, e in formats.items() if e not in ENGINES}
+        if bad:
+            f, e = next(iter(bad.items()))
+            _fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, ENGINES))])
+        return formats
+
+
+class EvaluateConfig(_Section):
+    evalset: Path = Path("data/evalset")
+    out_dir: Path = Path("results")
+    max_tokens: PositiveInt = 128      # fixed for every variant
+    concurrency: PositiveInt = 4       # requests in flight (serving engines)
+    warmup: int = Field(8, ge=0)       # requests sent and discarded before measuring
+    limit: PositiveInt | None = None   # first N samples only (quick runs; recorded)
+    repetition_ngram: PositiveInt = 4  # detector: an output repeating an n-gram 3+ times
+
+
+class BenchConfig(_Section):
+    """The offline protocol of seed 002 §4 plus streaming latency, every variant alternately."""
+
+    out_dir: Path = Path("results/bench")  # bench.json + each engine's log
+    rounds: PositiveInt = 2            # baseline and every variant once per round, alternated
+    repeats: PositiveInt = 3           # measured offline runs per round (after a warm-up run)
+    num_prompts: PositiveInt = 16
+    input_len: PositiveInt = 256
+    output_len: PositiveInt = 64       # forced (ignore EOS) where the engine allows
+    concurrency: list[PositiveInt] = Field(default_factory=lambda: [1, 4])
+    stream_requests: PositiveInt = 16  # streamed requests per concurrency level
+    memory_bandwidth_gbps: PositiveFloat | None = None  # default: measured (a large copy)
+    variants: list[str] | None = None  # default: every served variant
+
+
+class CompareConfig(_Section):
+    out_dir: Path = Path("reports")
+    alpha: Share = 0.05
+    bootstrap: PositiveInt = 2000
+    min_effect: Share = 0.05           # the accuracy drop a slice must be able to detect
+    power: Share = 0.8
+    seed: int = 0
+
+
 class TrackingConfig(_Section):
     tracking_uri: str = "sqlite:///mlflow.db"
     experiment: str | None = None  # default: the model's name
@@ -376,7 +483,24 @@ class Params(_Section):
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     quantize: QuantizeConfig = Field(default_factory=QuantizeConfig)
     variants: Annotated[dict[Name, Variant], Field(min_length=1)]
+    engines: EnginesConfig = Field(default_factory=EnginesConfig)
+    evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    bench: BenchConfig = Field(default_factory=BenchConfig)
+    compare: CompareConfig = Field(default_factory=CompareConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+
+    def engine_for(self, name: str) -> str:
+        """The engine serving a variant: its own `engine:`, else the format table's."""
+        v = self.variants[name]
+        return v.engine or self.engines.formats.get(v.format, "none")
+
+    def engine_settings(self, name: str) -> dict[str, Any]:
+        engine = self.engine_for(name)
+        section = getattr(self.engines, engine, None)
+        base = section.model_dump() if section is not None else {}
+        if engine == "transformers":
+            base["trust_remote_code"] = self.model.trust_remote_code
+        return base | dict(self.variants[name].engine_options)
 
     @property
     def baseline(self) -> str:
@@ -409,6 +533,15 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
         issues.append((("variants",), "no baseline variant (scheme bf16 or fp16)",
                        "add one, e.g. `baseline: {backend: none, scheme: bf16, engine: vllm}`;"
                        " every variant is compared with it"))
+    formats = _mapping(_mapping(data.get("engines")).get("formats")) or \
+        EnginesConfig.model_fields["formats"].default_factory()
+    for name, variant in variants.items():
+        variant = _mapping(variant)
+        fmt = BACKEND_FORMATS.get(variant.get("backend"), variant.get("backend"))
+        if variant.get("engine") is None and isinstance(fmt, str) and fmt not in formats:
+            issues.append((("variants", name, "engine"),
+                           f"no engine for format '{fmt}' in engines.formats",
+                           f"add `engine:` to the variant or `{fmt}: <engine>` to engines.formats"))
     if not _mapping(data.get("data")).get("general_corpus"):
         for name, spec in sets.items():
             spec = _mapping(spec)

@@ -1,98 +1,97 @@
-"""llama.cpp's `llama-server` as a serving engine (OpenAI-compatible API on 127.0.0.1).
+"""llama.cpp's `llama-server` (the C++ binary, not a Python server: that one is ~30× slower and
+would measure itself) serving a GGUF file on 127.0.0.1 through its OpenAI-compatible API.
 
-Start → wait for /health within a deadline → serve → stop; the server's log is captured, and
-its tail is put into any error so a failed start says why.
+The "kernel" llama.cpp chose is what its log says about the CPU backend: the SIMD features it
+was built for and whether weights were repacked into an interleaved layout (CPU_REPACK).
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
+import re
 from pathlib import Path
+from typing import Any, ClassVar
 
+from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
 from pipeline.llamacpp import locate
 
-log = logging.getLogger(__name__)
+_SYSTEM = re.compile(r"system_info: (.*)")
+_REPACK = re.compile(r"CPU_REPACK model buffer size\s*=\s*([\d.]+ \w+)")
+_VERSION = re.compile(r"build: (\d+) \((\w+)\)")
+_FTYPE = re.compile(r"file type\s*=\s*([^\n]+)")
 
 
-class EngineError(RuntimeError):
-    pass
+def gguf_file(artifact: Path) -> Path:
+    if artifact.is_file():
+        return artifact
+    files = sorted(p for p in artifact.glob("*.gguf") if not p.name.startswith("imatrix"))
+    if not files:
+        raise EngineError(f"no .gguf model file in {artifact} — fix: `dvc repro quantize@<variant>` "
+                          "for a GGUF variant, or serve this artifact with another engine")
+    return files[0]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@register
+class LlamaCppEngine(ServerEngine):
+    name: ClassVar[str] = "llamacpp"
+    formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
+
+    def command(self) -> list[str]:
+        s = self.settings
+        # One slot and a fixed thread count: requests queue instead of sharing a batch, so the
+        # per-request timings are the engine's single-stream figures (parallel: engines.llamacpp
+        # .slots). `-t 2` stalls on a busy 2-core machine: the default is 1 thread.
+        return [locate().tool("llama-server"), "-m", str(gguf_file(self.artifact)),
+                "--host", "127.0.0.1", "--port", str(self.port),
+                "-t", str(s.get("threads", 1)), "-c", str(s.get("ctx", 4096)),
+                "-np", str(s.get("slots", 1)), "--no-webui", "--seed", "0",
+                # Verbosity 4 prints system_info and the weight buffers (the kernel evidence).
+                "-lv", "4",
+                *[str(a) for a in s.get("extra_args", [])]]
+
+    def request_extras(self, ignore_eos: bool) -> dict[str, Any]:
+        # Prompt caching off, as for vLLM's prefix cache: every request prefills its prompt.
+        return {"cache_prompt": False, "top_k": 1, **({"ignore_eos": True} if ignore_eos else {})}
+
+    def info(self) -> EngineInfo:
+        log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        system = _SYSTEM.search(log)
+        repack = [m.group(1) for m in _REPACK.finditer(log)][:1]
+        ftype = _FTYPE.search(log)
+        version = _VERSION.search(log)
+        tools = locate()
+        kernel = "ggml CPU" + (f" + repacked weights ({repack[0]})" if repack else "")
+        if system:
+            feats = [f.split("=")[0].split(":")[-1].strip() for f in system.group(1).split("|")
+                     if f.strip().endswith("= 1")]
+            kernel += f" ({', '.join(feats)})" if feats else ""
+        return EngineInfo(self.name, version.group(0) if version else tools.version, kernel,
+                          details={"file_type": ftype.group(1).strip() if ftype else None,
+                                   "repack": repack, "gguf": gguf_file(self.artifact).name,
+                                   "settings": self.settings})
 
 
-class LlamaServer:
-    """`with LlamaServer(model_file, log_path) as srv: srv.complete(prompt, n)`."""
+class LlamaServer(LlamaCppEngine):
+    """`with LlamaServer(model_file, log_path) as srv: srv.complete_text(prompt, n)` — the raw
+    /completion API with a text prompt (the quantize stage's load check)."""
 
     def __init__(self, model: Path, log_path: Path, *, threads: int = 1, ctx: int = 2048,
                  ready_timeout: float = 120.0):
-        self.model, self.log_path, self.threads, self.ctx = model, log_path, threads, ctx
-        self.ready_timeout = ready_timeout
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
+        super().__init__(model, {"threads": threads, "ctx": ctx, "startup_timeout": ready_timeout},
+                         log_path=log_path)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def complete(self, prompt, max_tokens, **kw):  # type: ignore[override]
+        if isinstance(prompt, str):
+            return self.complete_text(prompt, max_tokens)
+        return super().complete(prompt, max_tokens, **kw)
 
-    def log_tail(self, n: int = 30) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> "LlamaServer":
-        tools = locate()
-        cmd = [tools.tool("llama-server"), "-m", str(self.model), "--host", "127.0.0.1",
-               "--port", str(self.port), "-t", str(self.threads), "-c", str(self.ctx),
-               "--no-webui", "-np", "1"]
-        self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.time() + self.ready_timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                self.__exit__(None, None, None)
-                raise EngineError(f"llama-server exited with {self.proc.returncode} while starting; "
-                                  f"log tail:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.3)
-        self.__exit__(None, None, None)
-        raise EngineError(f"llama-server not ready after {self.ready_timeout:.0f} s; log tail:\n"
-                          f"{self.log_tail()}")
-
-    def __exit__(self, *exc) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if getattr(self, "_log", None):
-            self._log.close()
-
-    def complete(self, prompt: str, n_predict: int) -> dict:
+    def complete_text(self, prompt: str, n_predict: int) -> dict:
         """Greedy completion of a raw prompt; returns the server's JSON (content, tokens…)."""
-        body = json.dumps({"prompt": prompt, "n_predict": n_predict, "temperature": 0,
-                           "top_k": 1, "cache_prompt": False, "return_tokens": True}).encode()
-        req = urllib.request.Request(f"{self.url}/completion", data=body,
-                                     headers={"Content-Type": "application/json"})
+        body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0, "top_k": 1,
+                "cache_prompt": False, "return_tokens": True}
         try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                return json.loads(r.read())
-        except (urllib.error.URLError, ConnectionError) as err:
-            raise EngineError(f"llama-server request failed: {err}; log tail:\n{self.log_tail()}") from err
+            r = self._client.post("/completion", json=body, timeout=120)
+            r.raise_for_status()
+            return r.json()
+        except Exception as err:
+            raise EngineError(f"llama-server request failed: {err!r}; log tail:\n"
+                              f"{self.log_tail()}") from err

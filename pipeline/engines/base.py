@@ -1,0 +1,254 @@
+"""The serving-engine interface: start → ready → serve → stop, one small class per engine.
+
+Every engine takes prompts as token ids rendered once by the harness with the base model's
+tokenizer and chat template (the same for every variant: seed 000 §7.1), decodes greedily and
+returns a `Completion` with the timing the client saw. An engine records its version and the
+kernel it actually chose, parsed from its own log (seed 002: the chosen kernel decides speed).
+
+    with get_engine("llamacpp")(artifact_dir, settings, log_path=p) as eng:
+        eng.complete(ids, max_tokens=64)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+
+from pipeline.registry import Registry
+
+
+class EngineError(RuntimeError):
+    """An engine is missing, died, or did not answer; the message carries its log tail."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    output_tokens: int
+    prompt_tokens: int
+    latency: float               # seconds, request sent → last token received
+    ttft: float | None = None    # seconds, request sent → first token received
+    finish_reason: str | None = None
+    engine_timings: dict[str, Any] | None = None  # what the engine says about itself
+
+
+@dataclass
+class EngineInfo:
+    name: str
+    version: str | None = None
+    kernel: str | None = None        # the linear/matmul kernel the engine chose, from its log
+    serving: bool = True             # False: a reference engine, kept out of speed comparisons
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tail(path: Path | None, n: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path else ""
+    except OSError:
+        return "(no log)"
+
+
+class Engine(ABC):
+    """A started engine serves completions until stopped; use it as a context manager so it
+    stops on success, failure and Ctrl-C alike."""
+
+    name: ClassVar[str]
+    formats: ClassVar[frozenset[str]]   # artifact formats it can serve
+    serving: ClassVar[bool] = True      # a real serving engine (its speed is comparable)
+    accepts_parallel: ClassVar[bool] = True
+
+    def __init__(self, artifact: Path, settings: dict[str, Any], *, log_path: Path,
+                 tokenizer_dir: Path | None = None, url: str | None = None):
+        self.artifact, self.settings, self.log_path = Path(artifact), dict(settings), log_path
+        self.tokenizer_dir, self.url = tokenizer_dir, url
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def complete(self, prompt_ids: list[int], max_tokens: int, *,
+                 ignore_eos: bool = False) -> Completion: ...
+
+    @abstractmethod
+    def info(self) -> EngineInfo: ...
+
+    def pids(self) -> list[int]:
+        """Processes whose memory is the engine's (for peak-memory sampling)."""
+        return [os.getpid()]
+
+    def log_tail(self, n: int = 40) -> str:
+        return tail(self.log_path, n)
+
+    def __enter__(self) -> Engine:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ServerEngine(Engine):
+    """An engine in its own process serving the OpenAI completions API on 127.0.0.1.
+
+    Subclasses give the command line (`command`), the health path and the log parsing."""
+
+    health_path: ClassVar[str] = "/health"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self._client: httpx.Client | None = None
+        self._log = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @abstractmethod
+    def command(self) -> list[str]: ...
+
+    def environment(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def request_extras(self, ignore_eos: bool) -> dict[str, Any]:
+        """Engine-specific fields of a completion request."""
+        return {"ignore_eos": ignore_eos} if ignore_eos else {}
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = self.log_path.open("w")
+        cmd = self.command()
+        self._log.write("$ " + " ".join(cmd) + "\n")
+        self._log.flush()
+        # Its own session: stop() signals the whole process group (vLLM forks workers).
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=self.environment(), start_new_session=True)
+        self._client = httpx.Client(base_url=self.base_url, timeout=self.settings.get(
+            "request_timeout", 600))
+        self._wait_ready(float(self.settings.get("startup_timeout", 600)))
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_alive("while starting")
+            try:
+                if self._client.get(self.health_path, timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise EngineError(f"{self.name} not ready after {timeout:.0f} s "
+                          f"(settings engines.{self.name}.startup_timeout); log tail:\n"
+                          f"{self.log_tail()}")
+
+    def check_alive(self, when: str) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise EngineError(f"{self.name} exited with code {self.proc.returncode} {when}; "
+                              f"log tail ({self.log_path}):\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        if self._log is not None and not self._log.closed:
+            self._log.close()
+
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc else []
+
+    def complete(self, prompt_ids: list[int], max_tokens: int, *,
+                 ignore_eos: bool = False) -> Completion:
+        """One greedy completion, streamed, so the first token's arrival is seen."""
+        body = {"model": self.served_name(), "prompt": prompt_ids, "max_tokens": max_tokens,
+                "temperature": 0.0, "top_p": 1.0, "seed": 0, "stream": True,
+                "stream_options": {"include_usage": True}, **self.request_extras(ignore_eos)}
+        return stream_completion(self, body)
+
+    def served_name(self) -> str:
+        return "model"
+
+
+def stream_completion(engine: Engine, body: dict[str, Any]) -> Completion:
+    """POST /v1/completions with stream=True; parse server-sent events into a Completion."""
+    import json
+
+    client: httpx.Client = engine._client  # noqa: SLF001 (the engine's own connection)
+    text, ttft, usage, finish, timings, chunks = [], None, None, None, None, 0
+    t0 = time.perf_counter()
+    try:
+        with client.stream("POST", "/v1/completions", json=body) as resp:
+            if resp.status_code != 200:
+                resp.read()
+                raise EngineError(f"{engine.name} answered HTTP {resp.status_code}: "
+                                  f"{resp.text[:500]}")
+            for line in resp.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                event = json.loads(data)
+                for choice in event.get("choices") or []:
+                    if choice.get("text"):
+                        if ttft is None:
+                            ttft = time.perf_counter() - t0
+                        text.append(choice["text"])
+                        chunks += 1
+                    finish = choice.get("finish_reason") or finish
+                usage = event.get("usage") or usage
+                timings = event.get("timings") or timings
+    except httpx.HTTPError as err:
+        check = getattr(engine, "check_alive", None)
+        if check:
+            check("mid-run")
+        raise EngineError(f"{engine.name} request failed: {err!r}; log tail:\n"
+                          f"{engine.log_tail()}") from err
+    latency = time.perf_counter() - t0
+    out_tokens = (usage or {}).get("completion_tokens", chunks)
+    return Completion("".join(text), int(out_tokens), int((usage or {}).get("prompt_tokens", len(
+        body["prompt"]))), latency, ttft, finish, timings)
+
+
+ENGINES: Registry[type[Engine]] = Registry("engine")
+
+
+def register(cls: type[Engine]) -> type[Engine]:
+    ENGINES.add(cls.name, cls)
+    return cls
+
+
+def get_engine(name: str) -> type[Engine]:
+    from pipeline.engines import llamacpp, openai, transformers, vllm  # noqa: F401  (register)
+
+    return ENGINES.get(name)

@@ -1,0 +1,46 @@
+"""Cross-engine differential test (seed 000 ch. 7): one artifact, verified by hash, served by two
+engines with every other variable fixed; the engine is the only difference.
+
+    qpipe diff-engines baseline --engines vllm,transformers
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.evaluate import detectors
+from pipeline.evaluate.compare import check_pairable, load_results, slice_table
+from pipeline.evaluate.stage import evaluate
+from pipeline.evaluate.stats import paired_accuracy
+from pipeline.io import atomic_dirs, write_json
+
+
+def run(params, root: Path, variant: str, engines: list[str]) -> dict[str, Any]:
+    a, b = engines
+    parent = root / params.compare.out_dir / "diff-engines"
+    name = f"{variant}.{a}-vs-{b}"
+    with atomic_dirs(parent, [name]) as dirs:
+        out = dirs[name]
+        for engine in engines:
+            (out / engine).mkdir()
+            evaluate(params, root, variant, out / engine, engine=engine)
+        ma, ra = load_results(out, a)
+        mb, rb = load_results(out, b)
+        check_pairable({**ma, "engine": {"name": "-", "version": "-"}},
+                       {b: {**mb, "engine": {"name": "+", "version": "+"}}})
+        cfg = params.compare
+        ids = [r["id"] for r in ra]
+        sb = {r["id"]: r["score"] for r in rb}
+        report = {"variant": variant, "engines": {a: ma["engine"], b: mb["engine"]},
+                  "accuracy": {a: ma["accuracy"], b: mb["accuracy"]},
+                  "paired": paired_accuracy([r["score"] for r in ra], [sb[i] for i in ids],
+                                            alpha=cfg.alpha, n_boot=cfg.bootstrap,
+                                            min_effect=cfg.min_effect, power=cfg.power,
+                                            seed=cfg.seed),
+                  "consistency": detectors.consistency(ra, rb),
+                  "slices": slice_table(ra, rb, cfg)}
+        write_json(out / "diff.json", report)
+    report["out"] = str(parent / name / "diff.json")
+    return json.loads(json.dumps(report))

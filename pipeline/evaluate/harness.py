@@ -1,0 +1,148 @@
+"""The evaluation harness: the business evaluation set, rendered once with the base model's
+tokenizer and chat template, sent to an engine with greedy decoding and fixed max tokens.
+
+The harness version is a hash of the code that decides what a sample's record says (prompt
+rendering, scoring, detectors), so `compare` can refuse to pair records made by different code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pipeline.engines.base import Completion, Engine
+
+HERE = Path(__file__).resolve().parent
+_VERSIONED = ("harness.py", "scorers.py", "detectors.py")
+
+
+def harness_version() -> str:
+    h = hashlib.sha256()
+    for name in _VERSIONED:
+        h.update((HERE / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+class EvalSetError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    id: str
+    conversation_id: str
+    messages: list[dict]
+    reference: str
+    rubric: dict
+    slices: dict[str, str]
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    items: list[EvalItem]
+    sha256: str           # the card's content hash: the identity compare checks
+    path: Path
+
+
+def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
+    card_path, data = path / "card.json", path / "evalset.jsonl"
+    if not card_path.is_file() or not data.is_file():
+        raise EvalSetError(f"{path}: no evaluation set (card.json + evalset.jsonl) — fix: "
+                           "`dvc repro split`")
+    card = json.loads(card_path.read_text())
+    items = []
+    with data.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                r = json.loads(line)
+                items.append(EvalItem(r["id"], r["conversation_id"], r["messages"],
+                                      r.get("reference") or "", r.get("rubric") or {},
+                                      dict(r.get("slices") or {})))
+            except (ValueError, KeyError) as err:
+                raise EvalSetError(f"{data}:{n}: bad evaluation record ({err!r}) — the split "
+                                   "stage writes this file; rebuild it with `dvc repro split`") from err
+    if limit:
+        items = items[:limit]
+    sha = card["content_sha256"] if not limit else f"{card['content_sha256']}[:{limit}]"
+    return EvalSet(items, sha, path)
+
+
+def render(tokenizer, items: list[EvalItem]) -> list[list[int]]:
+    """Prompt token ids: the conversation up to the answer, through the base chat template."""
+    return [list(tokenizer.apply_chat_template(i.messages, add_generation_prompt=True,
+                                               tokenize=True, return_dict=True)["input_ids"])
+            for i in items]
+
+
+class MemorySampler:
+    """Peak resident memory of the engine's processes (and their children), sampled."""
+
+    def __init__(self, pids: Callable[[], list[int]], interval: float = 0.2):
+        self.pids, self.interval, self.peak = pids, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            total = 0
+            for pid in self.pids():
+                try:
+                    proc = psutil.Process(pid)
+                    total += sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+                except psutil.Error:
+                    continue
+            self.peak = max(self.peak, total)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def gpu_memory() -> dict[str, Any] | None:
+    """Used GPU memory per device, where nvidia-smi exists (engines hold it outside our process)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("nvidia-smi"):
+        return None
+    out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.used,memory.total",
+                          "--format=csv,noheader,nounits"], capture_output=True, text=True)
+    rows = [r.split(", ") for r in out.stdout.strip().splitlines() if r]
+    return {"gpus": [{"name": n, "used_mib": int(u), "total_mib": int(t)} for n, u, t in rows]}
+
+
+def run_prompts(engine: Engine, prompts: list[list[int]], *, max_tokens: int, concurrency: int,
+                ignore_eos: bool = False, progress: Callable[[int], None] | None = None
+                ) -> tuple[list[Completion], float]:
+    """Complete every prompt (order kept); returns the completions and the wall time."""
+    workers = concurrency if engine.accepts_parallel else 1
+    t0 = time.perf_counter()
+    if workers == 1:
+        out = []
+        for p in prompts:
+            out.append(engine.complete(p, max_tokens, ignore_eos=ignore_eos))
+            if progress:
+                progress(1)
+        return out, time.perf_counter() - t0
+    with ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(engine.complete, p, max_tokens, ignore_eos=ignore_eos)
+                   for p in prompts]
+        out = []
+        for f in futures:
+            out.append(f.result())  # the first failure raises (with the engine's log tail)
+            if progress:
+                progress(1)
+    return out, time.perf_counter() - t0

@@ -1,0 +1,188 @@
+"""The `evaluate@<variant>` stage: verify the artifact → start its engine → business accuracy per
+slice, detectors and per-sample records → stop the engine → results/<variant>/ (atomically).
+
+A variant whose engine is `none` gets a results folder that says "not served here: <reason>"
+and no metrics, so it is reported, never silently skipped. An engine that is missing, dies at
+start or mid-run fails the stage with its log tail; no metrics.json is left for that variant.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.artifacts.manifest import require_verified
+from pipeline.engines.base import Engine, EngineError, get_engine
+from pipeline.evaluate import detectors
+from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harness_version,
+                                       load_evalset, render, run_prompts)
+from pipeline.evaluate.scorers import is_valid_json, score
+from pipeline.io import atomic_dirs, jsonl_line, write_json
+
+log = logging.getLogger(__name__)
+SCHEMA = "qpipe.results/v1"
+
+
+def artifact_dir(params, root: Path, name: str) -> Path:
+    return root / "artifacts" / name
+
+
+def open_engine(params, root: Path, name: str, log_path: Path, *,
+                engine: str | None = None, artifact: Path | None = None) -> Engine:
+    """The (unstarted) engine for a variant: verified artifact, settings from params."""
+    engine = engine or params.engine_for(name)
+    art = artifact or artifact_dir(params, root, name)
+    require_verified(art)  # nothing is served from files that do not match their manifest
+    settings = params.engine_settings(name) if engine == params.engine_for(name) else \
+        getattr(params.engines, engine).model_dump() | dict(params.variants[name].engine_options)
+    return get_engine(engine)(art, settings, log_path=log_path,
+                              tokenizer_dir=root / params.model.path,
+                              url=params.variants[name].url)
+
+
+def hardware() -> dict[str, Any]:
+    info = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = gpu_memory()
+    if gpu:
+        info["gpus"] = [g["name"] for g in gpu["gpus"]]
+    return info
+
+
+def score_records(evalset: EvalSet, prompts: list[list[int]], completions, *,
+                  ngram: int) -> list[dict]:
+    records = []
+    for item, ids, c in zip(evalset.items, prompts, completions, strict=True):
+        s = score(item.rubric, item.reference, c.text)
+        rec = {"id": item.id, "conversation_id": item.conversation_id, "slices": item.slices,
+               "rubric": item.rubric.get("type", "exact"), "prompt_tokens": len(ids),
+               "output_tokens": c.output_tokens, "ttft": _r(c.ttft), "latency": _r(c.latency),
+               "finish_reason": c.finish_reason, "output": c.text, "score": s.value,
+               "reason": s.reason, "repetition": detectors.repeats(c.text, ngram),
+               "json_valid": is_valid_json(c.text) if item.rubric.get("type") == "json" else None}
+        records.append(rec)
+    return records
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 5)
+
+
+def accuracy(records: list[dict]) -> dict[str, Any]:
+    """Overall and per slice (`scenario=faq`, `difficulty=hard`, …)."""
+    slices: dict[str, list[float]] = {}
+    for r in records:
+        for k, v in r["slices"].items():
+            slices.setdefault(f"{k}={v}", []).append(r["score"])
+    return {"accuracy": round(float(np.mean([r["score"] for r in records])), 4),
+            "n": len(records),
+            "slices": {k: {"n": len(v), "accuracy": round(float(np.mean(v)), 4)}
+                       for k, v in sorted(slices.items())}}
+
+
+def speed(records: list[dict], wall: float, serving: bool) -> dict[str, Any]:
+    out_tokens = sum(r["output_tokens"] for r in records)
+    ttft = [r["ttft"] for r in records if r["ttft"] is not None]
+    tpot = [(r["latency"] - r["ttft"]) / (r["output_tokens"] - 1) for r in records
+            if r["ttft"] is not None and r["output_tokens"] > 1]
+    pct = lambda a, q: round(float(np.percentile(a, q)), 5) if a else None  # noqa: E731
+    return {"serving_engine": serving,
+            "note": None if serving else "transformers reference: measures transformers, "
+                                         "not a serving engine; kept out of speed comparisons",
+            "wall_seconds": round(wall, 3), "output_tokens_per_second": round(out_tokens / wall, 2),
+            "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
+            "tpot_p50": pct(tpot, 50), "tpot_p99": pct(tpot, 99),
+            "latency_p50": pct([r["latency"] for r in records], 50),
+            "latency_p99": pct([r["latency"] for r in records], 99)}
+
+
+def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = None,
+             artifact: Path | None = None) -> dict[str, Any]:
+    """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
+    engine.log). Returns the metrics."""
+    from pipeline.models import load_tokenizer
+
+    ev = params.evaluate
+    evalset = load_evalset(root / ev.evalset, limit=ev.limit)
+    tokenizer = load_tokenizer(root / params.model.path,
+                               trust_remote_code=params.model.trust_remote_code)
+    prompts = render(tokenizer, evalset.items)
+    eng = open_engine(params, root, name, out / "engine.log", engine=engine, artifact=artifact)
+    started = time.time()
+    with eng, MemorySampler(eng.pids) as mem:
+        t_ready = time.time() - started
+        if ev.warmup:
+            run_prompts(eng, prompts[: ev.warmup], max_tokens=ev.max_tokens,
+                        concurrency=ev.concurrency)
+        completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
+                                        concurrency=ev.concurrency)
+        info = eng.info()
+        gpu = gpu_memory()
+    records = score_records(evalset, prompts, completions, ngram=ev.repetition_ngram)
+    manifest = json.loads((eng.artifact / "manifest.json").read_text())
+    metrics = {"schema": SCHEMA, "variant": name, "served": True, **accuracy(records),
+               "detectors": detectors.variant_detectors(records, max_tokens=ev.max_tokens),
+               "speed": speed(records, wall, info.serving),
+               "memory": {"engine_peak_rss_bytes": mem.peak or None, "gpu": gpu},
+               "engine": {"name": info.name, "version": info.version, "kernel": info.kernel,
+                          "serving": info.serving},
+               "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
+               "artifact_sha256": manifest.get("content_sha256"),
+               "size_bytes": manifest.get("size_bytes")}
+    run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
+           "reason": params.variants[name].reason, "hardware": hardware(),
+           "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
+                        "warmup": ev.warmup, "limit": ev.limit, "decoding": "greedy",
+                        "tokenizer": str(params.model.path), "chat_template": "base model's"},
+           "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
+           "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
+           "artifact": {"path": str(eng.artifact), "content_sha256": manifest.get("content_sha256"),
+                        "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
+    with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
+        fh.writelines(jsonl_line(r) for r in records)
+    write_json(out / "run.json", run)
+    write_json(out / "metrics.json", metrics)
+    return metrics
+
+
+def not_served(params, name: str, out: Path) -> dict[str, Any]:
+    metrics = {"schema": SCHEMA, "variant": name, "served": False,
+               "reason": f"not served here: {params.variants[name].reason}"}
+    write_json(out / "run.json", metrics)
+    write_json(out / "metrics.json", metrics)
+    (out / "samples.jsonl").write_text("")
+    return metrics
+
+
+def run(params, root: Path, name: str) -> dict[str, Any]:
+    """Evaluate one variant into <evaluate.out_dir>/<name>, atomically."""
+    results = root / params.evaluate.out_dir
+    failed = root / "logs" / "failed" / name  # outside results/, which `compare` depends on
+    shutil.rmtree(failed, ignore_errors=True)
+    try:
+        with atomic_dirs(results, [name]) as dirs:
+            if params.engine_for(name) == "none":
+                return not_served(params, name, dirs[name])
+            try:
+                return evaluate(params, root, name, dirs[name])
+            except (EngineError, KeyboardInterrupt):
+                # Keep the engine's log where a person can read it; the results stay absent.
+                shutil.copytree(dirs[name], failed, dirs_exist_ok=True)
+                raise
+    except (EngineError, KeyboardInterrupt):
+        shutil.rmtree(results / name, ignore_errors=True)  # no stale metrics for a failed run
+        raise
