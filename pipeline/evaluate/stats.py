@@ -28,7 +28,7 @@ def mcnemar_exact(base: Sequence[float], other: Sequence[float]) -> dict[str, An
     lost, gained = int(np.sum(b & ~o)), int(np.sum(~b & o))
     table = [[int(np.sum(b & o)), lost], [gained, int(np.sum(~b & ~o))]]
     p = 1.0 if lost + gained == 0 else float(mcnemar(table, exact=True).pvalue)
-    return {"lost": lost, "gained": gained, "p_value": round(p, 6)}
+    return {"lost": lost, "gained": gained, "p_value": float(f"{p:.6g}")}
 
 
 def bootstrap_delta(base: Sequence[float], other: Sequence[float], *, n: int = 2000,
@@ -79,4 +79,4 @@ def latency_test(base: Sequence[float], other: Sequence[float]) -> dict[str, Any
     r = st.mannwhitneyu(other, base, alternative="two-sided")
     return {"n_base": len(base), "n_variant": len(other),
             "median_ratio": round(float(np.median(other) / max(np.median(base), 1e-12)), 4),
-            "u": float(r.statistic), "p_value": round(float(r.pvalue), 6)}
+            "u": float(r.statistic), "p_value": float(f"{r.pvalue:.6g}")}

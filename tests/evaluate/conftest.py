@@ -1,0 +1,47 @@
+"""A small served project under tmp: the demo model, its split (the evaluation set), a 16-sample
+business calibration set, and artifacts made once per session by the real quantize stage."""
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from pipeline.calibration import build, split
+from pipeline.config import Params
+from pipeline.quantize import stage as quantize
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_params(data: dict, **sections) -> Params:
+    data = json.loads(json.dumps(data))
+    for key, value in sections.items():
+        data.setdefault(key, {}).update(value)
+    return Params.model_validate(data)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory) -> SimpleNamespace:
+    root = tmp_path_factory.mktemp("served-project")
+    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    for rel in ("recipes", "models/demo", "calibration"):
+        shutil.copytree(REPO / rel, root / rel)
+    data = yaml.safe_load((root / "params.yaml").read_text())
+    for spec in data["calibration"]["sets"].values():
+        spec.update(num_samples=16, max_seq_len=256)
+    data["evaluate"].update(warmup=2)
+    params = Params.model_validate(data)
+    split.run(params, root)
+    build.run(params, root, "business")
+    made: set[str] = set()
+
+    def artifact(name: str) -> Path:
+        if name not in made:
+            quantize.run(params, root, name)
+            made.add(name)
+        return root / "artifacts" / name
+
+    return SimpleNamespace(root=root, data=data, params=params, artifact=artifact)

