@@ -8,4 +8,5 @@ bash scripts/setup-llamacpp.sh
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_ENABLE_TELEMETRY=false DO_NOT_TRACK=1 TOKENIZERS_PARALLELISM=false
+.venv/bin/ruff check pipeline tests benchmarks
 exec .venv/bin/python -m pytest "$@"

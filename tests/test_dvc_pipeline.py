@@ -1,7 +1,9 @@
 """The real dvc.yaml under `dvc repro`: an edit of one calibration-pool log line re-runs `split`
 and the calibration sets, never invalidates the evaluation set, the general set's data does not
 depend on the business logs, and exactly the variants quantized with business calibration data
-are requantized — never FP8 dynamic, the baseline, or a variant calibrated on the general set.
+are requantized — never FP8 dynamic, the baseline, or a variant calibrated on the general set —
+and then exactly those are re-evaluated (the baseline's cached evaluation stays valid), with
+speed re-measured and the comparison redone.
 
 Runs the repository's own `dvc` and `qpipe` (from the venv) in a copy of the project under tmp.
 """
@@ -40,9 +42,13 @@ def copy_project(repo: Path, root: Path) -> None:
     params["variants"] = {k: v for k, v in params["variants"].items() if k in VARIANTS}
     for spec in params["calibration"]["sets"].values():
         spec["num_samples"] = 32  # small sets: quantization in seconds
+    params["evaluate"].update(limit=40, warmup=2)  # evaluation in seconds per variant
+    params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=32, output_len=8,
+                           concurrency=[1], stream_requests=2,
+                           variants=["baseline", "gguf_q4_k_m_business"])
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("calibration", "recipes", "pipeline"):
+    for name in ("calibration", "recipes", "pipeline", "constraints", "scripts"):
         shutil.copytree(repo / name, root / name, ignore=ignore)
     (root / "models" / "demo").mkdir(parents=True)
     for name in MODEL_FILES:
@@ -173,6 +179,18 @@ def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_
 def test_final_repro_requantizes_exactly_those(pipeline_run):
     log = pipeline_run.final_repro_log
     ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
-    assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business"}, log
+    assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
+                   "evaluate@gptq_w4a16_business", "evaluate@gguf_q4_k_m_business",
+                   "bench", "compare"}, log
     for artifact in VARIANTS:
         assert (pipeline_run.root / "artifacts" / artifact / "manifest.json").is_file()
+
+
+def test_every_variant_is_evaluated_and_compared(pipeline_run):
+    report = json.loads((pipeline_run.root / "reports" / "comparison.json").read_text())
+    assert set(report["variants"]) == set(VARIANTS) - {"baseline"}
+    for name in VARIANTS:
+        m = json.loads((pipeline_run.root / "results" / name / "metrics.json").read_text())
+        assert m["n"] == 40 and "scenario=faq" in m["slices"], name
+    assert report["variants"]["fp8_dynamic"]["engine"]["name"] == "transformers"
+    assert set(report["bench"]) == {"baseline", "gguf_q4_k_m_business"}

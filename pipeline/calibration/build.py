@@ -198,15 +198,17 @@ def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data
 
 
 def card_markdown(card: dict) -> str:
+    pii_state = {True: "on", False: "**OFF**"}.get(card["pii"]["enabled"], "n/a (no business samples)")
     lines = [f"# Calibration set `{card['name']}`", "",
              f"- samples: **{card['samples']}**, content SHA256 `{card['content_sha256']}`",
              f"- hard share: {card['hard_share']:.0%}; tokens min/median/max "
              f"{card['token_lengths']['min']}/{card['token_lengths']['median']}/{card['token_lengths']['max']}",
              f"- overlap with the evaluation set: {card['overlap_with_evalset']['by_id']} by id, "
              f"{card['overlap_with_evalset']['near_duplicates']} near duplicates",
-             f"- PII scrubbing: {({True: 'on', False: '**OFF**'}).get(card['pii']['enabled'], 'n/a (no business samples)')}; replacements "
+             f"- PII scrubbing: {pii_state}; replacements "
              + ", ".join(f"{k} {v}" for k, v in card["pii"]["replacements"].items()),
-             "- rejected source records: " + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
+             "- rejected source records: "
+             + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
              "", "| scenario | samples |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in card["by_scenario"].items()]
     for src, short in card["shortfalls"].items():

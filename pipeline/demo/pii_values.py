@@ -114,7 +114,8 @@ def address(rng: random.Random) -> str:
 
 def ip_address(rng: random.Random) -> str:
     if rng.random() < 0.8:
-        return f"{rng.choice((81, 93, 145, 176, 203))}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+        first = rng.choice((81, 93, 145, 176, 203))
+        return f"{first}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
     return f"2001:db8:{rng.randint(0, 0xffff):x}::{rng.randint(1, 0xffff):x}"
 
 

@@ -320,7 +320,7 @@ def rag(rng: random.Random) -> Draft:
         attrs = rng.sample(ATTRIBUTES, k=rng.randint(3, 6))
         sentences.append(f"The {name} is a {rng.choice(('router', 'sensor', 'camera', 'hub', 'scanner'))} "
                          f"made by Northwind Devices.")
-        for key, sent, question, value, fact in attrs:
+        for _key, sent, question, value, fact in attrs:
             v = value(rng)
             sentences.append(sent.format(v=v))
             facts.append((name, question, fact.format(v=v)))

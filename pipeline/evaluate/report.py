@@ -27,7 +27,7 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
             f"{name}: {a['variant']:.3f} ({_pct(a['delta'])} pts, 95% CI [{_pct(a['ci_low'])}, "
             f"{_pct(a['ci_high'])}], McNemar p={a['p_value']:.3g}) — {verdict}"
             + (f"; worst slices: {worst}" if worst else "")
-            + f"; same output {c["exact_match_rate"]:.1%}, same result {c["task_agreement"]:.1%}"
+            + f"; same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}"
             + (f"; speed ×{speed}" if speed else "")
             + ("" if v["speed"]["serving_engine"] else " [reference engine]"))
     return lines
