@@ -34,6 +34,9 @@ sys.path.insert(0, str(REPO))
 
 # ------------------------------------------------------------------------------ generation
 
+DUP_KEYS = ('eval_duplicates', 'calibration_duplicates')
+
+
 def generate_logs(path: Path, records: int, *, seed: int, days: int = 90, end_date: str = "2026-11-15",
                   malformed_share: float = 0.02, duplicate_share: float = 0.03) -> dict:
     """Stream `records` log lines to `path`: conversation i is the demo generator's conversation
@@ -155,7 +158,7 @@ def bench_size(records: int, workdir: Path, calibration_set: str, seed: int, kee
         s = run_child("split", root, calibration_set)
         rows.append({"records": records, "phase": "split", **s,
                      "note": f"eval {s['split'].get('eval', 0)}, pool {s['split'].get('calibration', 0)}, "
-                             f"dups {s['split'].get('eval_duplicates', 0) + s['split'].get('calibration_duplicates', 0)}, "
+                             f"dups {sum(s['split'].get(k, 0) for k in DUP_KEYS)}, "
                              f"rejected {s['ingest']['rejected']}"})
         b = run_child("build", root, calibration_set)
         rows.append({"records": records, "phase": f"build {calibration_set}", **b,

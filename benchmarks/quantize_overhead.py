@@ -203,7 +203,8 @@ def print_table(rows: list[dict], baseline: str, baseline_size: int, repeats: in
         ratios = (" | ".join(f"{r[k]:.3f}" + (" ✓" if r[k] <= GOAL else " ✗")
                              for k in ("ratio_wall", "ratio_best", "ratio_rss"))
                   if r["way"] == "qpipe" else " | ".join("" for _ in range(3)))
-        print(f"| {r['variant']} | {r['scheme']} | {r['way']} | {r['wall_s']:.1f} | {r['best_s']:.1f} | {r['work_s']:.1f} | "
+        print(f"| {r['variant']} | {r['scheme']} | {r['way']} | {r['wall_s']:.1f} | {r['best_s']:.1f} | "
+              f"{r['work_s']:.1f} | "
               f"{r['peak_rss_mb']:.0f} | {r['size'] / 2**20:.2f} | {r['compression']:.2f}× | {ratios} |")
     print("\nwall: the whole child process (median); best: its fastest run, the steadier figure on a "
           "busy machine; work: the child's own code, heavy imports included (median) — qpipe's adds "
