@@ -434,6 +434,14 @@ class EnginesConfig(_Section):
         return formats
 
 
+class LmEvalConfig(_Section):
+    """lm-evaluation-harness tasks run against the served engine during `evaluate`."""
+
+    tasks: list[str] = Field(default_factory=list)  # `business_exact` is built from the eval set
+    include_path: Path | None = None   # a folder of your own task YAMLs
+    limit: PositiveInt | None = None   # samples per task
+
+
 class EvaluateConfig(_Section):
     evalset: Path = Path("data/evalset")
     out_dir: Path = Path("results")
@@ -442,6 +450,7 @@ class EvaluateConfig(_Section):
     warmup: int = Field(8, ge=0)       # requests sent and discarded before measuring
     limit: PositiveInt | None = None   # first N samples only (quick runs; recorded)
     repetition_ngram: PositiveInt = 4  # detector: an output repeating an n-gram 3+ times
+    lm_eval: LmEvalConfig = Field(default_factory=LmEvalConfig)
 
 
 class BenchConfig(_Section):

@@ -104,8 +104,10 @@ class TransformersEngine(Engine):
         import transformers
 
         qcfg = getattr(getattr(self.model, "config", None), "quantization_config", None)
-        method = getattr(qcfg, "quant_method", None) or (qcfg or {}).get("quant_method") \
-            if qcfg is not None else None
+        method = None
+        if qcfg is not None:
+            method = getattr(qcfg, "quant_method", None) or dict(qcfg).get("quant_method")
+            method = getattr(method, "value", method)  # an enum in recent transformers
         kernel = (f"transformers eager generate; {method} weights decompressed to "
                   f"{getattr(self.model, 'dtype', '?')} on load" if method
                   else f"transformers eager generate ({getattr(self.model, 'dtype', '?')})")

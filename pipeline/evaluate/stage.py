@@ -130,6 +130,12 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                         concurrency=ev.concurrency)
         completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
                                         concurrency=ev.concurrency)
+        harness_results = None
+        if ev.lm_eval.tasks:
+            from pipeline.evaluate import lmeval
+
+            harness_results = lmeval.run(eng, ev.lm_eval, evalset, tokenizer, root / params.model.path,
+                                         root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
         info = eng.info()
         gpu = gpu_memory()
     records = score_records(evalset, prompts, completions, ngram=ev.repetition_ngram)
@@ -143,6 +149,8 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
                "artifact_sha256": manifest.get("content_sha256"),
                "size_bytes": manifest.get("size_bytes")}
+    if harness_results is not None:
+        metrics["lm_eval"] = harness_results
     run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,

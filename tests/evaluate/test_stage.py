@@ -165,3 +165,17 @@ def test_transformers_reference_is_labelled_and_kept_out_of_speed(served, tmp_pa
 def _mk(path):
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def test_lm_eval_runs_the_business_task_against_the_served_endpoint(served, tmp_path):
+    served.artifact(Q8)
+    params = make_params(served.data, evaluate={"limit": 60, "lm_eval": {"tasks": ["business_exact"]}})
+    m = stage.evaluate(params, served.root, Q8, _mk(tmp_path / "lm"))
+    recs = [json.loads(x) for x in (tmp_path / "lm" / "samples.jsonl").read_text().splitlines()]
+    exact = [r["score"] for r in recs if r["rubric"] == "exact"]
+    got = m["lm_eval"]
+    assert got["model"] == "local-completions"
+    assert got["n_samples"]["business_exact"] == len(exact) > 0
+    # lm-eval's own exact match (case and punctuation ignored) agrees with the harness's scorer
+    assert got["tasks"]["business_exact"]["exact_match,strip"] == pytest.approx(
+        sum(exact) / len(exact), abs=0.05)
