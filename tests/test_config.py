@@ -181,6 +181,7 @@ def test_calibration_none_only_for_schemes_without_data(tmp_path, params):
 
 def test_engine_none_needs_a_reason(tmp_path, params):
     params["variants"]["nvfp4_business"]["engine"] = "none"
+    params["variants"]["nvfp4_business"].pop("reason", None)
     problem = one_problem(write(tmp_path, params))
     assert problem.key == "variants.nvfp4_business.reason"
     assert problem.message == "engine 'none' needs a reason"
@@ -197,6 +198,37 @@ def test_engine_openai_needs_a_url(tmp_path, params):
     params["variants"]["fp8_dynamic"]["options"] = {"pipeline": "basic"}
     loaded, _, problems = check_params(write(tmp_path, params))
     assert problems == [] and loaded.variants["fp8_dynamic"].url == "http://gpu-7:8000/v1"
+
+
+def test_transformers_reference_for_a_quantized_variant_needs_a_reason(tmp_path, params):
+    params["variants"]["fp8_dynamic"].pop("reason", None)
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "variants.fp8_dynamic.reason"
+    assert "reference" in problem.message
+
+
+def test_engine_comes_from_the_format_table_unless_the_variant_names_one(tmp_path, params):
+    params["variants"]["gptq_w4a16_business"].pop("engine", None)
+    params["variants"]["gguf_q8_0_business"].pop("engine", None)
+    params.setdefault("engines", {})["formats"] = {"hf": "vllm", "compressed-tensors": "openai",
+                                                   "gguf": "llamacpp"}
+    loaded, _, problems = check_params(write(tmp_path, params))
+    assert problems == []
+    assert loaded.engine_for("gptq_w4a16_business") == "openai"
+    assert loaded.engine_for("gguf_q8_0_business") == "llamacpp"
+    assert loaded.engine_for("fp8_dynamic") == "transformers"  # its own `engine:` wins
+    params["engines"]["formats"] = {"hf": "vllm", "gguf": "llamacpp"}
+    problem = next(p for p in check_params(write(tmp_path, params))[2]
+                   if p.key == "variants.gptq_w4a16_business.engine")
+    assert "no engine for format 'compressed-tensors'" in problem.message
+
+
+def test_unknown_engine_in_the_format_table(tmp_path, params):
+    params.setdefault("engines", {})["formats"] = {"hf": "vllm", "compressed-tensors": "vllm",
+                                                   "gguf": "llama.cpp"}
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key.startswith("engines.formats")
+    assert "unknown engine 'llama.cpp'" in problem.message
 
 
 def test_unknown_engine(tmp_path, params):

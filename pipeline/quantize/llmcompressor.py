@@ -4,6 +4,11 @@ The recipe is llm-compressor's own YAML (recipes/*.yaml), passed to ``oneshot`` 
 calibration set's ``data.parquet`` (text already rendered with the chat template) is tokenized
 here with the base model's tokenizer and handed over as a ``datasets.Dataset``. The model is
 saved compressed (compressed-tensors), the format vLLM serves natively.
+
+On a GPU the model is loaded into host memory and stays there: llm-compressor's calibration
+pipelines (sequential for calibrated schemes, data-free for FP8 dynamic) onload one layer at a
+time to the first visible GPU, so a model larger than the GPU is quantized all the same; only
+a layer's weights and one batch of activations are on the GPU at a time.
 """
 
 from __future__ import annotations
@@ -70,6 +75,26 @@ def _disable_pinning_without_accelerator() -> None:
     IntermediatesCache.pin_memory = lambda self, batch_index, input_names=None: None
 
 
+def _onloading_notes(device: str) -> list[str]:
+    """What the manifest must say when llm-compressor's own device choice differs from the one
+    asked for: it onloads to the first GPU it sees, whatever the request."""
+    import torch
+
+    if device != "cpu":
+        if torch.device(device).index not in (None, 0):
+            raise BackendError(f"device {device!r}: llm-compressor 0.14 onloads to the first visible "
+                               "GPU only — fix: use cuda, or cuda:N through the quantize stage "
+                               "(which limits the process to that GPU)")
+        return []
+    if not torch.cuda.is_available():
+        return []
+    note = ("quantize.device is cpu, but llm-compressor 0.14 calibrated on the visible GPU "
+            f"({torch.cuda.get_device_name(0)}) regardless — to stay on the CPU, hide the GPUs "
+            "with CUDA_VISIBLE_DEVICES=\"\"; to say so, set quantize.device: cuda")
+    log.warning(note)
+    return [note]
+
+
 @BACKENDS.register("llmcompressor")
 class LlmCompressorBackend(Backend):
     name = "llmcompressor"
@@ -125,9 +150,11 @@ class LlmCompressorBackend(Backend):
         from pipeline.models import load_model, load_tokenizer
 
         _disable_pinning_without_accelerator()
+        notes = _onloading_notes(req.device)
         tokenizer = load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code)
+        # Host memory on every device: on a GPU, oneshot onloads layer by layer (see above).
         model = load_model(req.model_dir, dtype=req.dtype, trust_remote_code=req.trust_remote_code,
-                           device=req.device)
+                           device="cpu")
         max_len = int(req.options.get("max_seq_length") or self._set_max_len(req) or 512)
         kwargs = {}
         n = 0
@@ -147,4 +174,7 @@ class LlmCompressorBackend(Backend):
             tool_versions={"llmcompressor": llmc.__version__,
                            "compressed-tensors": compressed_tensors.__version__,
                            "transformers": transformers.__version__, "torch": torch.__version__},
-            details={"calibration_samples": n, "max_seq_length": max_len if n else None})
+            details={"calibration_samples": n, "max_seq_length": max_len if n else None,
+                     "onloading": None if req.device == "cpu" else
+                     "host memory, onloaded layer by layer by llm-compressor's pipeline"},
+            notes=notes)

@@ -2,15 +2,21 @@
 
 The artifact is written into a temporary directory beside ``artifacts/<variant>`` and renamed
 into place only after its manifest is written: a run killed midway leaves nothing that verifies.
+
+Device (params ``quantize.device``, or ``qpipe quantize --device``): ``cpu``, ``cuda``,
+``cuda:N`` or ``auto`` (cuda when torch sees a CUDA device, else cpu). The manifest records the
+device the run actually used, the GPU's name and its peak GPU memory.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import resource
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -39,8 +45,11 @@ def _git_commit(root: Path) -> str | None:
 
 
 def load_check(out_dir: Path, fmt: str, *, system: str | None, model_dir: Path,
-               new_tokens: int = 16) -> dict:
-    """Reload the artifact with its native loader and generate a few greedy tokens."""
+               new_tokens: int = 16, device: str = "cpu") -> dict:
+    """Reload the artifact with its native loader and generate a few greedy tokens.
+
+    After a GPU run the check runs on that GPU when the model fits there (an 8B model generates
+    in seconds there, in minutes on a CPU); a model larger than the GPU is checked on the CPU."""
     msgs = ([{"role": "system", "content": system}] if system else []) + LOAD_CHECK_PROMPT
     if fmt == "gguf":
         return _gguf_load_check(out_dir, msgs, model_dir, new_tokens)
@@ -49,15 +58,35 @@ def load_check(out_dir: Path, fmt: str, *, system: str | None, model_dir: Path,
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    t0 = time.time()
+    where = device if device != "cpu" and _fits_on_gpu(model_dir) else "cpu"
     tok = AutoTokenizer.from_pretrained(out_dir, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(out_dir, dtype="auto", local_files_only=True)
-    enc = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    placement = {} if where == "cpu" else {"device_map": where}
+    model = AutoModelForCausalLM.from_pretrained(out_dir, dtype="auto", local_files_only=True,
+                                                 **placement)
+    enc = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt",
+                                  return_dict=True).to(where)
     with torch.no_grad():
         out = model.generate(**enc, max_new_tokens=new_tokens, do_sample=False,
                              pad_token_id=tok.pad_token_id)
     ids = out[0, enc["input_ids"].shape[1]:].tolist()
+    del model  # its GPU memory goes back before the stage returns
+    if where != "cpu":
+        torch.cuda.empty_cache()
     return {"loader": f"transformers.AutoModelForCausalLM ({fmt})", "ok": True, "tokens": ids,
-            "text": tok.decode(ids, skip_special_tokens=True)}
+            "text": tok.decode(ids, skip_special_tokens=True), "device": where,
+            "seconds": round(time.time() - t0, 3)}
+
+
+def _fits_on_gpu(model_dir: Path) -> bool:
+    """Whether the artifact, even decompressed, fits in the free memory of the current GPU: the
+    base model's weight files bound its dense size; 2 GiB are kept for activations."""
+    import torch
+
+    dense = sum(p.stat().st_size for p in Path(model_dir).glob("*.safetensors"))
+    torch.cuda.empty_cache()  # what the quantization left cached counts as free here
+    free, _ = torch.cuda.mem_get_info()
+    return dense + 2 * 2**30 <= free
 
 
 def _gguf_load_check(out_dir: Path, msgs: list[dict], model_dir: Path, new_tokens: int) -> dict:
@@ -74,6 +103,71 @@ def _gguf_load_check(out_dir: Path, msgs: list[dict], model_dir: Path, new_token
         out = srv.complete(prompt, new_tokens)
     return {"loader": "llama.cpp llama-server", "ok": True, "tokens": out.get("tokens"),
             "text": out.get("content", "").strip()}
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def resolve_device(requested: str) -> str:
+    """``quantize.device`` → the device this run uses: ``cpu`` or ``cuda:<index>``.
+
+    llm-compressor 0.14 onloads layers to the first GPU this process sees (``cuda:0``; with
+    torch.distributed, the rank's). So ``cuda:N`` (N > 0) is honoured by letting this process
+    see GPU N alone (``CUDA_VISIBLE_DEVICES``), which must happen before CUDA starts in it.
+    """
+    if requested == "cpu":
+        return "cpu"
+    if requested == "auto":
+        return "cuda:0" if _cuda_available() else "cpu"
+    if requested != "cuda" and not requested.startswith("cuda:"):
+        raise BackendError(f"quantize.device {requested!r} is not a device — fix: use cpu, cuda, "
+                           "cuda:N or auto in params.yaml (or `qpipe quantize --device`)")
+    index = int(requested.partition(":")[2] or 0)
+    if index:
+        _see_only_gpu(index, requested)
+    if not _cuda_available():
+        raise BackendError(f"quantize.device is {requested!r} but torch sees no CUDA device here "
+                           f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}) — "
+                           "fix: set quantize.device to cpu or auto, pick a GPU that exists "
+                           "(`nvidia-smi -L`), or install a CUDA build of torch (see docs/gpu.md)")
+    if index:
+        import torch
+
+        if torch.cuda.device_count() != 1:  # CUDA had counted the GPUs before the limit was set
+            raise BackendError(f"quantize.device {requested!r}: this process already sees "
+                               f"{torch.cuda.device_count()} GPUs and cannot be limited to one — "
+                               f"fix: start it with CUDA_VISIBLE_DEVICES={index} and "
+                               "quantize.device: cuda")
+    return requested if index else "cuda:0"
+
+
+def _see_only_gpu(index: int, requested: str) -> None:
+    import torch
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",")] if visible else None
+    if torch.cuda.is_initialized():
+        raise BackendError(f"quantize.device {requested!r}: CUDA has already started in this "
+                           "process, so it can no longer be limited to that GPU (llm-compressor "
+                           "onloads to the first visible one) — fix: start the process with "
+                           f"CUDA_VISIBLE_DEVICES={index} and quantize.device: cuda")
+    if ids is not None and index >= len(ids):
+        raise BackendError(f"quantize.device {requested!r}: CUDA_VISIBLE_DEVICES={visible!r} lists "
+                           f"{len(ids)} GPU(s) — fix: use an index below {len(ids)}")
+    os.environ["CUDA_VISIBLE_DEVICES"] = ids[index] if ids is not None else str(index)
+
+
+def _gpu_name(device: str) -> str | None:
+    if device == "cpu":
+        return None
+    import torch
+
+    return torch.cuda.get_device_name(0)  # the run's GPU is the first (or only) one visible
 
 
 def request_for(params, root: Path, name: str, device: str = "cpu") -> QuantizeRequest:
@@ -95,11 +189,18 @@ def request_for(params, root: Path, name: str, device: str = "cpu") -> QuantizeR
 def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
     v = params.variants[name]
     backend = get_backend(v.backend)
-    req = request_for(params, root, name, device)
+    used = resolve_device(device)
+    # The backends run on the first visible GPU (the only one, after resolve_device for cuda:N).
+    req = request_for(params, root, name, "cpu" if used == "cpu" else "cuda:0")
     problems = backend.check(req)
     if problems:  # before any model is loaded
         raise BackendError(f"variant {name!r} cannot be quantized:\n  - " + "\n  - ".join(problems))
-    with atomic_dirs(root / "artifacts", [name]) as staged:
+    _reset_peak_gpu(used)
+    # Hashing the base model takes one core and reads every weight file (16 GB for an 8B model):
+    # done beside the quantization instead of after it.
+    with ThreadPoolExecutor(1, thread_name_prefix="qpipe-hash") as pool, \
+            atomic_dirs(root / "artifacts", [name]) as staged:
+        identity = pool.submit(model_identity, req.model_dir)
         req.out_dir = staged[name]
         t0 = time.time()
         result = backend.quantize(req)
@@ -107,18 +208,18 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
         # The larger of this process and its children (llama.cpp's tools run as subprocesses).
         peak_rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
-        peak_gpu = _peak_gpu()
+        peak_gpu = _peak_gpu(used)
         from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
 
         check = load_check(req.out_dir, result.format, system=SYSTEM_PROMPTS["faq"],
-                           model_dir=req.model_dir)
+                           model_dir=req.model_dir, device=req.device)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         lineage = {
             "variant": name, "scheme": v.scheme, "bits": BITS.get(v.scheme),
-            "group_size": info.group_size, "format": result.format, "engine": v.engine,
+            "group_size": info.group_size, "format": result.format, "engine": params.engine_for(name),
             "backend": v.backend, "tool_versions": result.tool_versions | {"qpipe": __version__},
-            "base_model": {"name": params.model.name, **model_identity(req.model_dir),
+            "base_model": {"name": params.model.name, **identity.result(),
                            "path": str(params.model.path)},
             "recipe": None if req.recipe is None else {
                 "path": str(v.recipe), "sha256": file_sha256(req.recipe),
@@ -128,7 +229,8 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
                 "samples": calib_card["samples"]},
             "options": dict(v.options),
             "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
-                             "peak_gpu_bytes": peak_gpu, "device": device, **result.details},
+                             "peak_gpu_bytes": peak_gpu, "device": used, "device_requested": device,
+                             "gpu": _gpu_name(used), **result.details},
             "load_check": check, "notes": result.notes, "git_commit": _git_commit(root),
         }
         manifest = build_manifest(req.out_dir, lineage=lineage)
@@ -137,9 +239,16 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
     return manifest
 
 
-def _peak_gpu() -> int | None:
-    try:
+def _reset_peak_gpu(device: str) -> None:
+    if device != "cpu":  # the figure in the manifest is this run's, not an earlier one's
         import torch
-    except ImportError:
+
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peak_gpu(device: str) -> int | None:
+    if device == "cpu":
         return None
-    return int(torch.cuda.max_memory_allocated()) if torch.cuda.is_available() else None
+    import torch
+
+    return int(torch.cuda.max_memory_allocated())

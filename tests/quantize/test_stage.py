@@ -122,7 +122,7 @@ def test_variant_artifact(project, quantized, variant):
 
     bits, group_size, fmt = EXPECTED[variant]
     assert (m["variant"], m["scheme"], m["bits"], m["group_size"]) == (variant, v.scheme, bits, group_size)
-    assert (m["format"], m["engine"], m["backend"]) == (fmt, v.engine, v.backend)
+    assert (m["format"], m["engine"], m["backend"]) == (fmt, project.params.engine_for(variant), v.backend)
     assert m["tool_versions"]["qpipe"]
     if variant in LLMC:
         assert m["tool_versions"]["llmcompressor"] == importlib.metadata.version("llmcompressor")
