@@ -31,6 +31,9 @@ class _FirstToken:
         pass
 
 
+_QUANT_MODULES = {"CompressedLinear", "QuantLinear", "FP8Linear", "Linear8bitLt", "Linear4bit"}
+
+
 @register
 class TransformersEngine(Engine):
     name: ClassVar[str] = "transformers"
@@ -41,6 +44,7 @@ class TransformersEngine(Engine):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.model = self.tokenizer = None
+        self._quantized = False
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -64,6 +68,7 @@ class TransformersEngine(Engine):
             self.log_path.write_text(f"load failed: {err!r}\n")
             raise EngineError(f"transformers could not load {self.artifact}: {err}") from err
         qcfg = getattr(self.model.config, "quantization_config", None)
+        self._quantized = qcfg is not None
         self.log_path.write_text(
             f"transformers {transformers.__version__}, torch {torch.__version__}, device {device}\n"
             f"model class {type(self.model).__name__}, dtype {self.model.dtype}\n"
@@ -103,13 +108,14 @@ class TransformersEngine(Engine):
         import torch
         import transformers
 
-        qcfg = getattr(getattr(self.model, "config", None), "quantization_config", None)
-        method = None
-        if qcfg is not None:
-            method = getattr(qcfg, "quant_method", None) or dict(qcfg).get("quant_method")
-            method = getattr(method, "value", method)  # an enum in recent transformers
-        kernel = (f"transformers eager generate; {method} weights decompressed to "
-                  f"{getattr(self.model, 'dtype', '?')} on load" if method
-                  else f"transformers eager generate ({getattr(self.model, 'dtype', '?')})")
+        kinds = sorted({type(m).__name__ for m in self.model.modules()} & _QUANT_MODULES) \
+            if self.model is not None else []
+        dtype = getattr(self.model, "dtype", "?")
+        # compressed-tensors keeps packed formats packed (CompressedLinear unpacks the weights
+        # in every forward); other formats are decompressed to the model's dtype on load.
+        kernel = (f"transformers eager generate; {', '.join(kinds)} (weights unpacked per "
+                  f"forward, {dtype} matmul)" if kinds else
+                  f"transformers eager generate; dense {dtype} matmul"
+                  + ("" if not self._quantized else " (quantized weights decompressed on load)"))
         return EngineInfo(self.name, transformers.__version__, kernel, serving=False,
                           details={"torch": torch.__version__, "device": self.device})
