@@ -477,9 +477,41 @@ class CompareConfig(_Section):
     seed: int = 0
 
 
+class GateThresholds(_Section):
+    """One business-strictness profile. Drops are in accuracy points (0.01 = 1 point) and apply to
+    the LOWER 95% confidence bound of the paired delta, never to the point estimate."""
+
+    max_drop_overall: Share
+    max_drop_slice: Share               # on each critical slice
+    min_json_validity: Share            # structured output, absolute
+    min_task_agreement: Share           # same pass/fail as the baseline
+    min_speedup: PositiveFloat | None = None      # output tok/s ratio (serving engines only) …
+    min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
+
+
+class GatesConfig(_Section):
+    profile: str = "general_saas"       # a profile below, or `custom`
+    critical_slices: list[str] = Field(default_factory=list)  # e.g. scenario=tool_call
+    custom: GateThresholds | None = None
+
+
+class UtilityConfig(_Section):
+    """U = alpha·(−accuracy loss %) + beta·(throughput gain %) − gamma·instability (seed 000 §8.4)."""
+
+    alpha: float = 1.0   # accuracy sensitivity (compliance/medical 5, general support 1)
+    beta: float = 1.0    # cost pressure (peak-cost sensitive 2, offline jobs 0.5)
+    gamma: float = 3.0   # incident intolerance (consumer-facing 3, internal tools 0.5)
+
+
 class TrackingConfig(_Section):
-    tracking_uri: str = "sqlite:///mlflow.db"
+    tracking_uri: str = "sqlite:///mlflow.db"  # MLFLOW_TRACKING_URI overrides it
     experiment: str | None = None  # default: the model's name
+    registered_model: str | None = None  # Model Registry name (default: the model's name)
+
+
+class HandoffConfig(_Section):
+    out_dir: Path = Path("handoff")
+    tarball: bool = False
 
 
 class Params(_Section):
@@ -496,7 +528,10 @@ class Params(_Section):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     bench: BenchConfig = Field(default_factory=BenchConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
+    gates: GatesConfig = Field(default_factory=GatesConfig)
+    utility: UtilityConfig = Field(default_factory=UtilityConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    handoff: HandoffConfig = Field(default_factory=HandoffConfig)
 
     def engine_for(self, name: str) -> str:
         """The engine serving a variant: its own `engine:`, else the format table's."""
