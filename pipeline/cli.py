@@ -224,7 +224,8 @@ def _engine_failure(err: Exception) -> None:
     raise typer.Exit(1) from err
 
 
-ENGINE_ERRORS = ("EngineError", "VerificationError", "EvalSetError", "LlamaCppMissing", "CompareError")
+ENGINE_ERRORS = ("EngineError", "VerificationError", "ApprovalError", "GateError", "TrackingError",
+                 "EvalSetError", "LlamaCppMissing", "CompareError")
 
 
 @app.command("eval")
@@ -307,15 +308,34 @@ def compare(params: Path = ParamsOpt,
                                                    "against (default: the baseline variant)."),
             variant: Optional[list[str]] = typer.Option(None, "--variant",
                                                         help="Only these (repeatable).")) -> None:
-    """Paired statistics of every variant against the baseline → compare.out_dir/comparison.json."""
-    from pipeline.evaluate.compare import run
+    """Paired statistics of every variant against the baseline, gates, utility, Pareto front,
+    calibration effect and plots → compare.out_dir/ (comparison.json, comparison.md, PNGs)."""
     from pipeline.evaluate.report import summary_lines
+    from pipeline.report.stage import run
 
     p = _params(params)
     try:
         r = run(p, params.resolve().parent, baseline=baseline, variants=variant or None)
     except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
+        if type(err).__name__ in ENGINE_ERRORS + ("GateError",):
+            _engine_failure(err)
+        raise
+    for line in summary_lines(r):
+        typer.echo(line)
+
+
+@app.command()
+def report(params: Path = ParamsOpt) -> None:
+    """Redo gates, utility, plots and comparison.md from the existing comparison.json (after a
+    change of gate profile or utility weights; no re-evaluation)."""
+    from pipeline.evaluate.report import summary_lines
+    from pipeline.report.stage import report_only
+
+    p = _params(params)
+    try:
+        r = report_only(p, params.resolve().parent)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS + ("GateError",):
             _engine_failure(err)
         raise
     for line in summary_lines(r):
@@ -348,6 +368,85 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
                f"{c['task_agreement']:.3f}; accuracy {r['accuracy'][pair[0]]:.3f} vs "
                f"{r['accuracy'][pair[1]]:.3f} (delta {r['paired']['delta']:+.3f}, CI "
                f"[{r['paired']['ci_low']:+.3f}, {r['paired']['ci_high']:+.3f}]) → {r['out']}")
+
+
+@app.command()
+def handoff(params: Path = ParamsOpt) -> None:
+    """Bundle every variant whose gates passed into handoff/<variant>/ (model, model card,
+    comparison, manifest + SHA256SUMS); handoff/index.json lists what was left out and why."""
+    from pipeline.report.handoff import run
+
+    p = _params(params)
+    try:
+        index = run(p, params.resolve().parent)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    for name, b in index["bundles"].items():
+        typer.echo(f"{name}: {b['path']} (sha256 {b['content_sha256'][:16]}…)")
+    for name, why in index["left_out"].items():
+        typer.echo(f"{name}: left out — {why}")
+
+
+@app.command()
+def approve(variant: str = typer.Argument(..., help="A variant of the comparison."),
+            by: str = typer.Option(..., "--by", help="Who approves (recorded)."),
+            note: Optional[str] = typer.Option(None, help="A note kept with the approval."),
+            override: bool = typer.Option(False, help="Approve despite failed gates (recorded)."),
+            reason: Optional[str] = typer.Option(None, help="Why, with --override."),
+            params: Path = ParamsOpt) -> None:
+    """Sign a variant off: only if its gates passed (or --override --reason), register its bundle
+    in the MLflow Model Registry with the alias `approved`, record it in approvals/<variant>.json."""
+    from pipeline.report.handoff import approve as run
+
+    p = _params(params)
+    try:
+        r = run(p, params.resolve().parent, variant, by=by, note=note, override=override, reason=reason)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    reg = r["registry"]
+    typer.echo(f"{variant}: approved by {by}{' (OVERRIDE: ' + reason + ')' if r['override'] else ''}; "
+               f"registered {reg.get('name')} v{reg.get('version')} @{reg.get('alias')}; bundle "
+               f"{r['bundle']} sha256 {r['bundle_sha256'][:16]}…")
+
+
+@app.command()
+def track(params: Path = ParamsOpt,
+          tracking_uri: Optional[str] = typer.Option(None, help="Overrides params and "
+                                                      "MLFLOW_TRACKING_URI.")) -> None:
+    """Log every variant's evaluation (and failed ones, as FAILED) to MLflow, idempotently; if the
+    server is down, results stay on disk and are marked for the next call."""
+    from pipeline.tracking import run
+
+    p = _params(params)
+    try:
+        r = run(p, params.resolve().parent, tracking_uri=tracking_uri)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+    if r.get("pending"):
+        console.print(f"[yellow]tracking server unavailable: results kept, marked for `qpipe track` "
+                      f"({r.get('reason', '')})[/yellow]")
+        return
+    typer.echo(f"experiment {r.get('experiment')}: logged {len(r.get('logged', []))}, "
+               f"already there {len(r.get('skipped', []))}, failed runs {len(r.get('failed', []))}")
+
+
+@app.command()
+def ui(params: Path = ParamsOpt, port: int = typer.Option(5000, help="Port on 127.0.0.1.")) -> None:
+    """Open the MLflow UI on the project's tracking store."""
+    import subprocess
+
+    from pipeline.tracking import ui_command
+
+    p = _params(params, check_files=False)
+    cmd = ui_command(p, params.resolve().parent, port)
+    console.print(f"MLflow UI: http://127.0.0.1:{port}  (Ctrl-C stops it)", markup=False)
+    raise typer.Exit(subprocess.call(cmd, cwd=params.resolve().parent))
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -29,5 +29,6 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
             + (f"; worst slices: {worst}" if worst else "")
             + f"; same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}"
             + (f"; speed ×{speed}" if speed else "")
-            + ("" if v["speed"]["serving_engine"] else " [reference engine]"))
+            + ("" if v["speed"]["serving_engine"] else " [reference engine]")
+            + (f" — gate {'PASS' if v['gate']['passed'] else 'FAIL'}" if v.get("gate") else ""))
     return lines

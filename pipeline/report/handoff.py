@@ -1,0 +1,94 @@
+"""The `handoff` stage (a bundle for every variant whose gates passed) and `qpipe approve` (the
+human sign-off: Model Registry version with the `approved` alias, and a record in approvals/)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pipeline.artifacts import bundle
+from pipeline.artifacts.manifest import require_verified
+from pipeline.io import write_json
+
+
+class ApprovalError(ValueError):
+    pass
+
+
+def _comparison(params, root: Path) -> dict[str, Any]:
+    path = root / params.compare.out_dir / "comparison.json"
+    if not path.is_file():
+        raise ApprovalError(f"{path} does not exist — fix: `dvc repro compare`")
+    return json.loads(path.read_text())
+
+
+def run(params, root: Path) -> dict[str, Any]:
+    """handoff/<variant>/ for every variant that passed its gates; handoff/index.json says which
+    were left out and why."""
+    comparison = _comparison(params, root)
+    dest = root / params.handoff.out_dir
+    dest.mkdir(parents=True, exist_ok=True)
+    index: dict[str, Any] = {"gate_profile": comparison.get("gate_profile"), "bundles": {},
+                             "left_out": {}}
+    for name, v in comparison["variants"].items():
+        gate = v.get("gate")
+        if not v.get("served"):
+            index["left_out"][name] = v.get("reason") or "not served"
+        elif not gate or not gate["passed"]:
+            index["left_out"][name] = "gates failed: " + "; ".join(
+                f["criterion"] for f in (gate or {}).get("failed", [])) if gate else "no gate verdict"
+        else:
+            m = bundle.build(params, root, name, comparison, dest, tarball=params.handoff.tarball)
+            index["bundles"][name] = {"content_sha256": m["content_sha256"], "path": f"{dest.name}/{name}"}
+    for stale in dest.iterdir():  # bundles of variants that no longer pass
+        if stale.is_dir() and stale.name not in index["bundles"] and not stale.name.startswith("."):
+            shutil.rmtree(stale)
+    write_json(dest / "index.json", index)
+    return index
+
+
+def approve(params, root: Path, variant: str, *, by: str, note: str | None = None,
+            override: bool = False, reason: str | None = None) -> dict[str, Any]:
+    comparison = _comparison(params, root)
+    v = comparison["variants"].get(variant)
+    if v is None:
+        raise ApprovalError(f"variant {variant!r} is not in the comparison "
+                            f"({', '.join(comparison['variants'])})")
+    if not v.get("served"):
+        raise ApprovalError(f"{variant} was not evaluated here ({v.get('reason')}): nothing to approve")
+    gate = v["gate"]
+    if not gate["passed"] and not override:
+        failed = "\n  - ".join(f["message"] for f in gate["failed"])
+        raise ApprovalError(f"{variant} failed its gates (profile {gate['profile']}):\n  - {failed}\n"
+                            "fix: choose a variant that passed, or approve with `--override --reason "
+                            "\"…\"` (recorded as an override)")
+    if override and not reason:
+        raise ApprovalError("--override needs --reason \"why this variant ships despite its gates\"")
+    dest = root / params.handoff.out_dir
+    if not (dest / variant / "manifest.json").is_file():
+        bundle.build(params, root, variant, comparison, dest, tarball=params.handoff.tarball)
+    manifest = require_verified(dest / variant)  # what is registered is exactly what verifies
+    tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
+            "qpipe.gate_passed": str(gate["passed"]).lower(),
+            "qpipe.gate_failed": "; ".join(f["criterion"] for f in gate["failed"]),
+            "qpipe.override": str(bool(override and not gate["passed"])).lower(),
+            "qpipe.override_reason": reason or "",
+            "qpipe.bundle_sha256": manifest["content_sha256"],
+            "qpipe.artifact_sha256": manifest["artifact_sha256"],
+            "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
+            "qpipe.evalset_sha256": manifest["evalset_sha256"]}
+    from pipeline.tracking import register
+
+    registered = register(params, root, variant, dest / variant, tags)
+    record = {"variant": variant, "approved_by": by, "note": note,
+              "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "override": bool(override and not gate["passed"]), "reason": reason,
+              "gate": gate, "bundle": f"{dest.name}/{variant}",
+              "bundle_sha256": manifest["content_sha256"], "registry": registered}
+    approvals = root / "approvals"
+    approvals.mkdir(exist_ok=True)
+    write_json(approvals / f"{variant}.json", record)
+    return record

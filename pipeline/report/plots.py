@@ -1,0 +1,78 @@
+"""The comparison's plots (PNG, matplotlib's Agg backend): accuracy against speed with size as
+the marker area and the Pareto front marked, and a variants × slices heatmap of accuracy deltas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def pareto(points: dict[str, tuple[float, float, float]]) -> list[str]:
+    """Names not dominated on (accuracy ↑, speed ↑, size ↓).
+
+    >>> pareto({"a": (0.8, 1.0, 10), "b": (0.7, 0.9, 12), "c": (0.75, 2.0, 5)})
+    ['a', 'c']
+    """
+    def dominates(p, q) -> bool:
+        ge = p[0] >= q[0] and p[1] >= q[1] and p[2] <= q[2]
+        return ge and (p[0] > q[0] or p[1] > q[1] or p[2] < q[2])
+
+    return sorted(n for n, p in points.items()
+                  if not any(dominates(q, p) for m, q in points.items() if m != n))
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def tradeoff(points: dict[str, tuple[float, float, float]], front: list[str], out: Path,
+             speed_label: str) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
+    biggest = max(p[2] for p in points.values())
+    for name, (acc, speed, size) in points.items():
+        on = name in front
+        ax.scatter(speed, 100 * acc, s=60 + 900 * size / biggest, alpha=0.6,
+                   color="tab:green" if on else "tab:gray", edgecolor="black" if on else "none")
+        ax.annotate(name, (speed, 100 * acc), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ordered = sorted((points[n][1], 100 * points[n][0]) for n in front)
+    if len(ordered) > 1:
+        ax.plot(*zip(*ordered), color="tab:green", lw=1, ls="--", label="Pareto front")
+        ax.legend(loc="lower left", fontsize=8)
+    ax.set_xlabel(speed_label)
+    ax.set_ylabel("business accuracy (%)")
+    ax.set_title("accuracy vs speed (marker area: size on disk; green: Pareto-optimal)")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def heatmap(comparison: dict[str, Any], out: Path) -> None:
+    plt = _plt()
+    served = {n: v for n, v in comparison["variants"].items() if v.get("served")}
+    slices = sorted({s for v in served.values() for s in v["slices"]})
+    if not served or not slices:
+        return
+    import numpy as np
+
+    grid = np.array([[100 * served[n]["slices"][s]["delta"] for s in slices] for n in served])
+    fig, ax = plt.subplots(figsize=(1 + 0.55 * len(slices), 1.2 + 0.45 * len(served)), dpi=120)
+    lim = max(1.0, float(np.abs(grid).max()))
+    im = ax.imshow(grid, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(len(slices)), slices, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(served)), list(served), fontsize=7)
+    for i, n in enumerate(served):
+        for j, s in enumerate(slices):
+            mark = "*" if served[n]["slices"][s]["significant"] else ""
+            ax.text(j, i, f"{grid[i, j]:+.1f}{mark}", ha="center", va="center", fontsize=6)
+    fig.colorbar(im, ax=ax, label="Δ accuracy (pts; * significant)")
+    ax.set_title("per-slice accuracy change")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)

@@ -1,0 +1,123 @@
+"""The `compare` stage's report: paired statistics (pipeline.evaluate.compare), then gates, the
+utility score, the Pareto front, the calibration effect, plots and comparison.md.
+
+`qpipe report` redoes everything after the statistics from an existing comparison.json (a new
+gate profile or utility weights need no re-evaluation).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from pipeline.evaluate import compare as stats_stage
+from pipeline.evaluate.compare import CompareError, load_results, slice_table
+from pipeline.io import write_json
+from pipeline.report import gates, markdown, plots
+
+log = logging.getLogger(__name__)
+PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png"}
+
+
+def calibration_pairs(params) -> list[tuple[str, str]]:
+    """(a, b) variants made the same way but for their calibration set."""
+    out = []
+    names = list(params.variants)
+    for i, a in enumerate(names):
+        va = params.variants[a]
+        for b in names[i + 1:]:
+            vb = params.variants[b]
+            same = (va.backend, va.scheme, va.recipe) == (vb.backend, vb.scheme, vb.recipe)
+            if same and va.calibration != vb.calibration and va.needs_calibration:
+                out.append((a, b))
+    return out
+
+
+def calibration_effect(params, root: Path) -> list[dict[str, Any]]:
+    """Same recipe, business vs general calibration: their paired difference on the business
+    evaluation set, overall and per slice — whatever it shows."""
+    results = root / params.evaluate.out_dir
+    effects = []
+    for a, b in calibration_pairs(params):
+        try:
+            ma, ra = load_results(results, a)
+            mb, rb = load_results(results, b)
+        except CompareError:
+            continue
+        if not (ma.get("served", True) and mb.get("served", True)):
+            continue
+        # Oriented as (other − business) when one of them is calibrated on business data.
+        first, second = (a, b) if params.variants[a].calibration == "business" else (b, a)
+        r1, r2 = (ra, rb) if first == a else (rb, ra)
+        cfg = params.compare
+        table = slice_table(r1, r2, cfg)
+        overall = stats_stage._paired(r1, r2, [r["id"] for r in r1], cfg)  # noqa: SLF001
+        effects.append({"reference": first, "other": second,
+                        "calibration": {first: params.variants[first].calibration,
+                                        second: params.variants[second].calibration},
+                        "delta_other_minus_reference": overall, "slices": table,
+                        "significant_slices": sorted(k for k, s in table.items() if s["significant"])})
+    return effects
+
+
+def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
+    bench = comparison.get("bench")
+    for v in comparison["variants"].values():
+        v.pop("gate", None)
+        v.pop("utility", None)
+        if v.get("served"):
+            v["gate"] = gates.evaluate_gates(v, bench, params.gates)
+            v["utility"] = gates.utility(v, bench, params.utility)
+    points = tradeoff_points(comparison)
+    comparison["pareto_optimal"] = plots.pareto(points) if points else []
+    comparison["gate_profile"] = params.gates.profile
+    comparison["calibration_effect"] = calibration_effect(params, root)
+    comparison["plots"] = dict(PLOTS)
+    return comparison
+
+
+def tradeoff_points(comparison: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
+    """(accuracy, speed ratio, size) of the baseline and every variant benched on a serving
+    engine; reference-engine variants have no comparable speed and are left out."""
+    bench = comparison.get("bench") or {}
+    base = comparison["baseline_metrics"]
+    points = {}
+    if comparison["baseline"] in bench:
+        points[comparison["baseline"]] = (base["accuracy"], 1.0, base["size_bytes"] or 0)
+    for name, v in comparison["variants"].items():
+        ratio = bench.get(name, {}).get("output_tps_ratio")
+        if v.get("served") and ratio and v["speed"].get("serving_engine"):
+            points[name] = (v["accuracy"]["variant"], ratio, v.get("size_bytes") or 0)
+    return points
+
+
+def write(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
+    out = root / params.compare.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    points = tradeoff_points(comparison)
+    if points:
+        plots.tradeoff(points, comparison["pareto_optimal"], out / PLOTS["tradeoff"],
+                       "output tok/s vs baseline (bench, side by side)")
+    plots.heatmap(comparison, out / PLOTS["slices"])
+    tmp = out / ".comparison.md.tmp"
+    tmp.write_text(markdown.render(comparison), encoding="utf-8")
+    tmp.replace(out / "comparison.md")
+    tmp = out / ".comparison.json.tmp"
+    write_json(tmp, comparison)
+    tmp.replace(out / "comparison.json")
+    return comparison
+
+
+def run(params, root: Path, *, baseline: str | None = None,
+        variants: list[str] | None = None) -> dict[str, Any]:
+    comparison = stats_stage.run(params, root, baseline=baseline, variants=variants)
+    return write(params, root, enrich(params, root, comparison))
+
+
+def report_only(params, root: Path) -> dict[str, Any]:
+    path = root / params.compare.out_dir / "comparison.json"
+    if not path.is_file():
+        raise CompareError(f"{path} does not exist — fix: `dvc repro compare` (or `qpipe compare`)")
+    return write(params, root, enrich(params, root, json.loads(path.read_text())))

@@ -1,0 +1,98 @@
+"""Report, gates, handoff and approval on real evaluations (llama-server, the demo model's GGUF
+variants), with Q8_0 as the reference: Q4_K_M passes the research profile, 2-bit Q2_K does not."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.artifacts.manifest import verify
+from pipeline.evaluate import stage
+from pipeline.report import handoff
+from pipeline.report import stage as report
+from pipeline.report.handoff import ApprovalError
+
+from .conftest import make_params
+
+pytestmark = pytest.mark.slow
+Q8, Q4, Q2 = "gguf_q8_0_business", "gguf_q4_k_m_business", "gguf_q2_k_business"
+
+
+@pytest.fixture(scope="module")
+def reported(served):
+    params = make_params(served.data, gates={"profile": "research",
+                                             "critical_slices": ["scenario=tool_call"]})
+    for name in (Q8, Q4, Q2):
+        served.artifact(name)
+        if not (served.root / "results" / name / "metrics.json").is_file():
+            stage.run(params, served.root, name)
+    comparison = report.run(params, served.root, baseline=Q8, variants=[Q4, Q2])
+    index = handoff.run(params, served.root)
+    return params, comparison, index
+
+
+def test_report_has_gates_utility_pareto_and_plots(reported, served):
+    _, c, _ = reported
+    assert c["variants"][Q4]["gate"]["passed"], c["variants"][Q4]["gate"]
+    q2 = c["variants"][Q2]["gate"]
+    assert not q2["passed"] and "slice:scenario=tool_call" in [f["criterion"] for f in q2["failed"]]
+    assert isinstance(c["variants"][Q4]["utility"]["score"], float)
+    out = served.root / "reports"
+    md = (out / "comparison.md").read_text()
+    assert Q2 in md and "## Gate failures" in md and "scenario=tool_call" in md
+    assert (out / "slices.png").stat().st_size > 10_000
+    assert json.loads((out / "comparison.json").read_text())["gate_profile"] == "research"
+
+
+def test_handoff_bundles_only_passing_variants_and_they_verify(reported, served):
+    _, _, index = reported
+    assert set(index["bundles"]) == {Q4}
+    assert index["left_out"][Q2].startswith("gates failed")
+    b = served.root / "handoff" / Q4
+    assert verify(b) == [] and verify(b / "model") == []
+    done = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=b, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    card = (b / "MODEL_CARD.md").read_text()
+    assert "llama-server -m model/model-Q4_K_M.gguf" in card and "PASS" in card
+
+
+def test_a_corrupted_bundle_file_is_named(reported, served, tmp_path):
+    copy = tmp_path / "bundle"
+    shutil.copytree(served.root / "handoff" / Q4, copy)
+    card = copy / "MODEL_CARD.md"
+    card.write_text(card.read_text() + "tampered\n")
+    problems = verify(copy)
+    assert [p.path for p in problems] == ["MODEL_CARD.md"]
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "verify", str(copy)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "MODEL_CARD.md" in done.stdout + done.stderr
+
+
+def test_approving_a_failing_variant_is_refused_with_its_criteria(reported, served):
+    params, _, _ = reported
+    with pytest.raises(ApprovalError) as err:
+        handoff.approve(params, served.root, Q2, by="qa")
+    assert "failed its gates" in str(err.value) and "scenario=tool_call" in str(err.value)
+    with pytest.raises(ApprovalError, match="needs --reason"):
+        handoff.approve(params, served.root, Q2, by="qa", override=True)
+
+
+def test_approving_a_passing_variant_registers_it_with_the_alias(reported, served):
+    from mlflow import MlflowClient
+
+    params, _, _ = reported
+    rec = handoff.approve(params, served.root, Q4, by="alice", note="edge devices")
+    reg = rec["registry"]
+    assert reg["alias"] == "approved"
+    client = MlflowClient(tracking_uri=f"sqlite:///{served.root / 'mlflow.db'}")
+    mv = client.get_model_version_by_alias(reg["name"], "approved")
+    assert mv.version == str(reg["version"])
+    assert mv.tags["qpipe.approved_by"] == "alice"
+    assert mv.tags["qpipe.bundle_sha256"] == rec["bundle_sha256"]
+    saved = json.loads((served.root / "approvals" / f"{Q4}.json").read_text())
+    assert saved["override"] is False and saved["approved_by"] == "alice"
+    over = handoff.approve(params, served.root, Q2, by="bob", override=True, reason="pilot only")
+    assert over["override"] is True
+    assert client.get_model_version_by_alias(reg["name"], "approved").version == str(over["registry"]["version"])
