@@ -489,10 +489,27 @@ class GateThresholds(_Section):
     min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
 
 
+GATE_PROFILES = ("compliance_audit", "finance_medical", "general_saas", "research", "custom")
+
+
 class GatesConfig(_Section):
-    profile: str = "general_saas"       # a profile below, or `custom`
+    profile: str = "general_saas"       # one of GATE_PROFILES (numbers: pipeline/report/gates.py)
     critical_slices: list[str] = Field(default_factory=list)  # e.g. scenario=tool_call
     custom: GateThresholds | None = None
+
+    @model_validator(mode="after")
+    def _known_profile(self) -> GatesConfig:
+        if self.profile not in GATE_PROFILES:
+            _fail([(("profile",), f"unknown gate profile '{self.profile}'",
+                    known(self.profile, GATE_PROFILES))])
+        if self.profile == "custom" and self.custom is None:
+            _fail([(("custom",), "gates.profile is custom but gates.custom is empty",
+                    "give max_drop_overall, max_drop_slice, min_json_validity, min_task_agreement")])
+        bad = [s for s in self.critical_slices if "=" not in s]
+        if bad:
+            _fail([(("critical_slices",), f"critical slice '{bad[0]}' is not <key>=<value>",
+                    "e.g. scenario=tool_call, difficulty=hard, segment=enterprise")])
+        return self
 
 
 class UtilityConfig(_Section):

@@ -353,3 +353,13 @@ def test_params_constructed_directly_still_enforces_cross_section_rules(repo_par
     data["variants"]["w8a8_int8_business"]["calibration"] = "missing"
     with pytest.raises(ValueError, match="calibration set 'missing' is not defined"):
         Params.model_validate(data)
+
+
+def test_gate_profile_must_be_known_and_custom_needs_thresholds(tmp_path, params):
+    params["gates"] = {"profile": "finance"}
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "gates.profile" and "finance_medical" in problem.fix
+    params["gates"] = {"profile": "custom"}
+    assert one_problem(write(tmp_path, params)).key == "gates.custom"
+    params["gates"] = {"profile": "research", "critical_slices": ["tool_call"]}
+    assert "scenario=tool_call" in one_problem(write(tmp_path, params)).fix

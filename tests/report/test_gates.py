@@ -68,9 +68,9 @@ def test_custom_profile_and_unknown_names():
         max_drop_overall=0.0, max_drop_slice=0.0, min_json_validity=1.0, min_task_agreement=1.0))
     assert not evaluate_gates(entry(), None, custom)["passed"]
     with pytest.raises(GateError, match="did you mean 'research'"):
-        thresholds(GatesConfig(profile="reserch"))
+        thresholds(GatesConfig.model_construct(profile="reserch", custom=None))
     with pytest.raises(GateError, match="gates.custom is empty"):
-        thresholds(GatesConfig(profile="custom"))
+        thresholds(GatesConfig.model_construct(profile="custom", custom=None))
 
 
 def test_utility_rewards_speed_and_punishes_loss_and_instability():
