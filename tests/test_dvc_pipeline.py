@@ -181,7 +181,7 @@ def test_final_repro_requantizes_exactly_those(pipeline_run):
     ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
     assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
                    "evaluate@gptq_w4a16_business", "evaluate@gguf_q4_k_m_business",
-                   "bench", "compare"}, log
+                   "bench", "compare", "track", "handoff"}, log
     for artifact in VARIANTS:
         assert (pipeline_run.root / "artifacts" / artifact / "manifest.json").is_file()
 
@@ -194,3 +194,8 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
         assert m["n"] == 40 and "scenario=faq" in m["slices"], name
     assert report["variants"]["fp8_dynamic"]["engine"]["name"] == "transformers"
     assert set(report["bench"]) == {"baseline", "gguf_q4_k_m_business"}
+    index = json.loads((pipeline_run.root / "handoff" / "index.json").read_text())
+    assert set(index["bundles"]) | set(index["left_out"]) == set(VARIANTS) - {"baseline"}
+    for name in index["bundles"]:
+        assert (pipeline_run.root / "handoff" / name / "SHA256SUMS").is_file()
+    assert (pipeline_run.root / "mlflow.db").is_file()
