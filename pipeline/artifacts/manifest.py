@@ -48,9 +48,18 @@ def model_identity(model_dir: Path) -> dict:
             "files": len(files)}
 
 
-def build_manifest(root: Path, *, lineage: dict) -> dict:
-    """Hash every file under ``root`` and write ``manifest.json`` and ``SHA256SUMS`` there."""
-    files = file_table(root)
+def build_manifest(root: Path, *, lineage: dict, files: list[dict] | None = None) -> dict:
+    """Hash every file under ``root`` and write ``manifest.json`` and ``SHA256SUMS`` there.
+
+    ``files`` is a table already computed by ``file_table(root)`` (hashing a multi-GB artifact
+    while something else reads it); it must list exactly the files present."""
+    if files is None:
+        files = file_table(root)
+    else:
+        present = {p.relative_to(root).as_posix() for p in _files(root)}
+        if present != {f["path"] for f in files}:
+            raise ValueError(f"{root}: the precomputed file table does not list the files present "
+                             f"(missing {sorted(present - {f['path'] for f in files})[:3]})")
     manifest = {"schema": SCHEMA, **lineage, "files": files, "content_sha256": tree_sha256(files),
                 "size_bytes": sum(f["size"] for f in files)}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")

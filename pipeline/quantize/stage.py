@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from pipeline import __version__
-from pipeline.artifacts.manifest import build_manifest, model_identity
+from pipeline.artifacts.manifest import build_manifest, file_table, model_identity
 from pipeline.config import SCHEMES
 from pipeline.io import atomic_dirs, file_sha256
 from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
@@ -198,7 +198,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
     _reset_peak_gpu(used)
     # Hashing the base model takes one core and reads every weight file (16 GB for an 8B model):
     # done beside the quantization instead of after it.
-    with ThreadPoolExecutor(1, thread_name_prefix="qpipe-hash") as pool, \
+    with ThreadPoolExecutor(2, thread_name_prefix="qpipe-hash") as pool, \
             atomic_dirs(root / "artifacts", [name]) as staged:
         identity = pool.submit(model_identity, req.model_dir)
         req.out_dir = staged[name]
@@ -211,6 +211,8 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
         peak_gpu = _peak_gpu(used)
         from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
 
+        # The artifact's files are final: hash them while the load check reads them too.
+        files = pool.submit(file_table, req.out_dir)
         check = load_check(req.out_dir, result.format, system=SYSTEM_PROMPTS["faq"],
                            model_dir=req.model_dir, device=req.device)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
@@ -233,7 +235,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
                              "gpu": _gpu_name(used), **result.details},
             "load_check": check, "notes": result.notes, "git_commit": _git_commit(root),
         }
-        manifest = build_manifest(req.out_dir, lineage=lineage)
+        manifest = build_manifest(req.out_dir, lineage=lineage, files=files.result())
     log.info("artifact %s: %s, %.1f MB, %.1f s", name, result.format,
              manifest["size_bytes"] / 2**20, wall)
     return manifest

@@ -185,3 +185,15 @@ def test_qpipe_verify_names_a_file_with_brackets_as_it_is(tmp_path):
     result = CliRunner().invoke(app, ["verify", str(root)])
     assert result.exit_code == 1
     assert f"{root}/w[b].bin: modified" in result.output
+
+
+def test_a_precomputed_file_table_must_list_exactly_the_files_present(tmp_path):
+    from pipeline.artifacts.manifest import build_manifest, file_table
+
+    (tmp_path / "a.bin").write_bytes(b"a")
+    table = file_table(tmp_path)
+    (tmp_path / "late.bin").write_bytes(b"written after hashing")
+    with pytest.raises(ValueError, match="late.bin"):
+        build_manifest(tmp_path, lineage={}, files=table)
+    (tmp_path / "late.bin").unlink()
+    assert build_manifest(tmp_path, lineage={}, files=table)["files"] == table
