@@ -3,10 +3,11 @@
 # e.g. `bash scripts/test.sh -m "not slow"` or `bash scripts/test.sh tests/calibration`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup-system.sh   # PostgreSQL and Chromium for the tracking tests
 bash scripts/setup.sh
 bash scripts/setup-llamacpp.sh
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
-       MLFLOW_ENABLE_TELEMETRY=false DO_NOT_TRACK=1 TOKENIZERS_PARALLELISM=false
+       MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check pipeline tests benchmarks
 exec .venv/bin/python -m pytest "$@"

@@ -5,8 +5,8 @@ import pytest
 
 # No hub, no telemetry: everything the tests use is made or shipped by the repository.
 for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-                   "DVC_NO_ANALYTICS": "1", "MLFLOW_ENABLE_TELEMETRY": "false",
-                   "DO_NOT_TRACK": "1", "TOKENIZERS_PARALLELISM": "false"}.items():
+                   "DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
+                   "DO_NOT_TRACK": "true", "TOKENIZERS_PARALLELISM": "false"}.items():
     os.environ.setdefault(key, value)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,229 @@
+"""Log one pipeline execution to MLflow: a parent run for the execution, a child run per variant.
+
+Idempotent: every run carries a key (`qpipe.key`) derived from the files it was logged from, so
+logging the same results again finds the runs and adds nothing; a run left RUNNING by an
+interrupted call is deleted and logged again. A failed evaluation (`logs/failed/<variant>/`)
+becomes a FAILED run. When the tracking server does not answer, nothing is lost: the call
+writes `<compare.out_dir>/tracking-pending.json` and returns; the next successful call logs
+everything and removes the marker.
+
+>>> summary = run(params, Path("."))                        # doctest: +SKIP
+>>> summary["logged"], summary["pending"]                   # doctest: +SKIP
+(['baseline', 'gptq_w4a16_business', …], False)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+import sqlalchemy.exc
+from mlflow import MlflowClient
+from mlflow.entities import Dataset as DatasetEntity
+from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunStatus, RunTag
+from mlflow.exceptions import MlflowException
+
+from pipeline.tracking import project
+from pipeline.tracking.project import Execution, VariantRecord
+from pipeline.tracking.store import (client, experiment, experiment_name, redact, resolve_uri,
+                                     unreachable)
+
+log = logging.getLogger(__name__)
+# Errors that mean "the store is not there or not usable now", as opposed to a bug: these make
+# the call pending instead of failing the stage.
+STORE_ERRORS = (MlflowException, requests.RequestException, sqlalchemy.exc.SQLAlchemyError, OSError)
+DIGEST_CHARS = 36  # MLflow stores at most 36 characters of a dataset digest
+
+
+def run(params, root: Path, *, tracking_uri: str | None = None) -> dict[str, Any]:
+    """Log what `dvc repro` left in results/, artifacts/, logs/failed/ and reports/.
+
+    Returns {experiment, parent_run_id, runs: {variant: run_id}, logged, skipped, failed,
+    pending, tracking_uri}: each variant is either `logged` (a run made now) or `skipped`
+    (already logged, or not evaluated yet); `failed` names the variants whose evaluation failed.
+    """
+    root = Path(root).resolve()
+    uri = resolve_uri(params, root, tracking_uri)
+    execution = project.load_execution(params, root)
+    summary: dict[str, Any] = {"experiment": experiment_name(params), "parent_run_id": None,
+                               "runs": {}, "logged": [], "skipped": [],
+                               "failed": [v.name for v in execution.variants if v.status == "failed"],
+                               "pending": False, "tracking_uri": redact(uri)}
+    why = unreachable(uri)
+    if why is None:
+        try:
+            _log_execution(params, root, client(uri), uri, execution, summary)
+        except STORE_ERRORS as err:
+            why = f"{type(err).__name__}: {err}"
+    if why is not None:
+        return _pending(params, root, uri, execution, why, summary)
+    (marker_path(params, root)).unlink(missing_ok=True)
+    return summary
+
+
+# ── pending marker ────────────────────────────────────────────────────────────────────────
+
+
+def marker_path(params, root: Path) -> Path:
+    return root / params.compare.out_dir / project.PENDING_MARKER
+
+
+def _pending(params, root: Path, uri: str, execution: Execution, why: str,
+             summary: dict) -> dict[str, Any]:
+    path = marker_path(params, root)
+    since = _read_since(path)
+    marker = {"schema": "qpipe.tracking-pending/v1", "since": since, "last_attempt": _now(),
+              "tracking_uri": redact(uri), "reason": why[:2000], "execution": execution.id,
+              "variants": [v.name for v in execution.variants if v.status != "missing"],
+              "fix": "start the tracking server (or point MLFLOW_TRACKING_URI at one that "
+                     "answers), then run `qpipe track`: it logs everything listed here once"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    log.warning("MLflow tracking pending (%s); wrote %s — run `qpipe track` once the server "
+                "answers", why[:300], path)
+    return summary | {"pending": True, "marker": str(path), "reason": why,
+                      "logged": [], "skipped": [], "runs": {}, "parent_run_id": None}
+
+
+def _read_since(path: Path) -> str:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["since"]
+    except (OSError, ValueError, KeyError):
+        return _now()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# ── runs ──────────────────────────────────────────────────────────────────────────────────
+
+
+def _log_execution(params, root: Path, mlflow: MlflowClient, uri: str, execution: Execution,
+                   summary: dict) -> None:
+    exp = experiment(mlflow, experiment_name(params), uri, root)
+    parent = _parent_run(params, root, mlflow, exp.experiment_id, execution)
+    summary["parent_run_id"] = parent
+    for record in execution.variants:
+        if record.status == "missing":
+            log.info("MLflow: %s skipped — %s", record.name, record.reason)
+            summary["skipped"].append(record.name)
+            continue
+        run_id, made = _variant_run(params, mlflow, exp.experiment_id, parent, execution, record)
+        summary["runs"][record.name] = run_id
+        summary["logged" if made else "skipped"].append(record.name)
+    failed = any(v.status == "failed" for v in execution.variants)
+    mlflow.set_terminated(parent, RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED))
+
+
+def find_run(mlflow: MlflowClient, experiment_id: str, key: str):
+    """The live run logged under `key`, after deleting any that an interrupted call left RUNNING."""
+    runs = mlflow.search_runs([experiment_id], f"tags.`qpipe.key` = '{key}'", max_results=10)
+    done = [r for r in runs if r.info.status != "RUNNING"]
+    for stale in (r for r in runs if r.info.status == "RUNNING"):
+        log.info("MLflow: deleting run %s left RUNNING by an interrupted call", stale.info.run_id)
+        mlflow.delete_run(stale.info.run_id)
+    return done[0] if done else None
+
+
+def _parent_run(params, root: Path, mlflow: MlflowClient, experiment_id: str,
+                execution: Execution) -> str:
+    key = project.sha256_bytes(f"execution:{execution.id}".encode())
+    found = mlflow.search_runs([experiment_id], f"tags.`qpipe.key` = '{key}'", max_results=1)
+    if found:
+        return found[0].info.run_id  # reopened by set_terminated at the end: children may change
+    tags = {"qpipe.key": key, "qpipe.role": "execution", "qpipe.execution": execution.id,
+            "qpipe.comparison_sha256": execution.comparison_sha256,
+            "git_commit": execution.git_commit, "mlflow.source.git.commit": execution.git_commit,
+            "dvc.stage": "compare", "baseline": execution.comparison.get("baseline", params.baseline)}
+    run = mlflow.create_run(experiment_id, run_name=f"pipeline {execution.id[:10]}",
+                            tags={k: v for k, v in tags.items() if v})
+    run_id = run.info.run_id
+    _log_batch(mlflow, run_id, params={"base_model": params.model.name,
+                                       "baseline": params.baseline,
+                                       "variants": ",".join(params.variants)})
+    for f in execution.reports:
+        mlflow.log_artifact(run_id, str(f), "reports")
+    for f in (root / "params.yaml", root / params.bench.out_dir / "bench.json"):
+        if f.is_file():
+            mlflow.log_artifact(run_id, str(f))
+    return run_id
+
+
+def _variant_run(params, mlflow: MlflowClient, experiment_id: str, parent: str,
+                 execution: Execution, record: VariantRecord) -> tuple[str, bool]:
+    """(run id, whether it was made now)."""
+    key = project.sha256_bytes(f"{execution.id}:{record.name}:{record.content_sha256}".encode())
+    existing = find_run(mlflow, experiment_id, key)
+    if existing is not None:
+        return existing.info.run_id, False
+    tags = project.variant_tags(params, record, execution)
+    run = mlflow.create_run(experiment_id, run_name=record.name,
+                            tags={"mlflow.parentRunId": parent, "qpipe.key": key,
+                                  "qpipe.role": "variant", "variant": record.name})
+    run_id = run.info.run_id
+    _log_batch(mlflow, run_id, params=project.variant_params(params, record), tags=tags,
+               metrics=project.variant_metrics(record))
+    _log_datasets(mlflow, run_id, record)
+    _log_files(mlflow, run_id, record)
+    status = RunStatus.FAILED if record.status == "failed" else RunStatus.FINISHED
+    mlflow.set_terminated(run_id, RunStatus.to_string(status))
+    log.info("MLflow: logged %s (%s) as run %s", record.name, record.status, run_id)
+    return run_id, True
+
+
+def _log_batch(mlflow: MlflowClient, run_id: str, *, params: dict | None = None,
+               tags: dict | None = None, metrics: dict | None = None) -> None:
+    # MLflow takes at most 100 params + tags and 1000 entities per batch.
+    stamp = int(time.time() * 1000)
+    p = [Param(k, v) for k, v in (params or {}).items()]
+    t = [RunTag(k, v) for k, v in (tags or {}).items()]
+    m = [Metric(k, v, stamp, 0) for k, v in (metrics or {}).items()]
+    for i in range(0, max(len(p), len(t), 1), 100):
+        mlflow.log_batch(run_id, params=p[i:i + 100], tags=t[i:i + 100])
+    for i in range(0, len(m), 900):
+        mlflow.log_batch(run_id, metrics=m[i:i + 900])
+
+
+def _log_datasets(mlflow: MlflowClient, run_id: str, record: VariantRecord) -> None:
+    if not record.datasets:
+        return
+    mlflow.log_inputs(run_id, [dataset_input(d) for d in record.datasets])
+
+
+def dataset_input(d: project.Dataset) -> DatasetInput:
+    """A calibration or evaluation set as a dataset input: its digest is the content hash the
+    variant was made or scored with (cut to MLflow's 36 characters; the input tag and the
+    profile hold all 64)."""
+    profile = {"content_sha256": d.content_sha256, "samples": d.card.get("samples"),
+               "card": str(d.path / "card.json")}
+    if d.card_sha256:
+        profile["card_content_sha256_now"] = d.card_sha256
+    entity = DatasetEntity(name=d.name, digest=d.content_sha256[:DIGEST_CHARS], source_type="local",
+                           source=json.dumps({"uri": d.path.resolve().as_uri()}),
+                           profile=json.dumps(profile))
+    tags = [InputTag("mlflow.data.context", d.context), InputTag("content_sha256", d.content_sha256)]
+    return DatasetInput(entity, tags=tags)
+
+
+def _log_files(mlflow: MlflowClient, run_id: str, record: VariantRecord) -> None:
+    for folder, files in record.files.items():
+        for f in files:
+            mlflow.log_artifact(run_id, str(f), folder)
+    for d in record.datasets:
+        card = d.path / "card.json"
+        if card.is_file():
+            mlflow.log_artifact(run_id, str(card), f"datasets/{d.context}")
+    if record.comparison:
+        with tempfile.TemporaryDirectory() as tmp:
+            entry = Path(tmp) / "comparison.json"
+            entry.write_text(json.dumps(record.comparison, indent=2, sort_keys=True) + "\n")
+            mlflow.log_artifact(run_id, str(entry), "report")

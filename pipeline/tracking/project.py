@@ -1,0 +1,352 @@
+"""What one pipeline execution left on disk, read into plain records — no MLflow here.
+
+`log.py` turns these records into runs; keeping the reading apart lets the names and values
+that reach MLflow be checked without a tracking store, and keeps the mlflow import in one place.
+
+>>> ex = load_execution(params, root)                       # doctest: +SKIP
+>>> [(v.name, v.status) for v in ex.variants]               # doctest: +SKIP
+[('baseline', 'served'), ('fp8_dynamic', 'served'), ('nvfp4_business', 'failed')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["served", "not_served", "failed", "missing"]
+# Run files logged as artifacts, in this order, when present (results/<variant>/…).
+RESULT_FILES = ("metrics.json", "samples.jsonl", "run.json", "engine.log")
+ARTIFACT_FILES = ("manifest.json", "SHA256SUMS")
+PENDING_MARKER = "tracking-pending.json"
+
+
+@dataclass
+class Dataset:
+    """A calibration or evaluation set as MLflow will see it: where, which content, its card."""
+
+    name: str
+    context: Literal["calibration", "evaluation"]
+    path: Path
+    content_sha256: str
+    card: dict[str, Any]
+    card_sha256: str | None  # the card's own hash, when it disagrees with what was used
+
+
+@dataclass
+class VariantRecord:
+    name: str
+    status: Status
+    content_sha256: str          # of the files logged for it: a change means a new run
+    metrics: dict[str, Any] = field(default_factory=dict)
+    comparison: dict[str, Any] = field(default_factory=dict)  # its entry in comparison.json
+    bench: dict[str, Any] = field(default_factory=dict)       # its entry in comparison["bench"]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest_sha256: str | None = None
+    files: dict[str, list[Path]] = field(default_factory=dict)  # artifact folder → files
+    datasets: list[Dataset] = field(default_factory=list)
+    reason: str | None = None    # not served / failed: why
+
+
+@dataclass
+class Execution:
+    """One pipeline execution: its identity, its reports and every variant's record."""
+
+    id: str                      # the parent run's key: same files → same id → nothing re-logged
+    comparison: dict[str, Any]
+    comparison_sha256: str | None
+    reports: list[Path]
+    variants: list[VariantRecord]
+    git_commit: str | None
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def files_sha256(files: list[Path], base: Path) -> str:
+    """One hash over several files' relative paths and bytes (order-independent)."""
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.relative_to(base).as_posix().encode() + b"\0")
+        h.update(sha256_bytes(f.read_bytes()).encode() + b"\n")
+    return h.hexdigest()
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err}); re-run the stage that writes it "
+                         "(`dvc repro`)") from err
+
+
+# ── reading the project ───────────────────────────────────────────────────────────────────
+
+
+def load_execution(params, root: Path) -> Execution:
+    reports_dir = root / params.compare.out_dir
+    comparison_path = reports_dir / "comparison.json"
+    comparison = read_json(comparison_path) if comparison_path.is_file() else {}
+    comparison_sha = sha256_bytes(comparison_path.read_bytes()) if comparison else None
+    records = [load_variant(params, root, name, comparison) for name in params.variants]
+    return Execution(id=execution_id(comparison_sha, records), comparison=comparison,
+                     comparison_sha256=comparison_sha, reports=report_files(reports_dir),
+                     variants=records, git_commit=_git_commit(records))
+
+
+def execution_id(comparison_sha: str | None, records: list[VariantRecord]) -> str:
+    """The comparison's hash, and every variant's own: a stale comparison.json next to a newer
+    failed evaluation still makes a new execution."""
+    parts = [f"comparison:{comparison_sha}"]
+    parts += [f"{r.name}:{r.status}:{r.content_sha256}" for r in records if r.status != "missing"]
+    return sha256_bytes("\n".join(parts).encode())
+
+
+def report_files(reports_dir: Path) -> list[Path]:
+    if not reports_dir.is_dir():
+        return []
+    return sorted(p for p in reports_dir.iterdir()
+                  if p.is_file() and p.name != PENDING_MARKER and not p.name.startswith("."))
+
+
+def load_variant(params, root: Path, name: str, comparison: dict) -> VariantRecord:
+    results = root / params.evaluate.out_dir / name
+    failed = root / "logs" / "failed" / name
+    if (results / "metrics.json").is_file():
+        record = _evaluated(params, root, name, results, comparison)
+    elif failed.is_dir() and any(failed.iterdir()):
+        record = _failed(name, failed)
+    else:
+        return VariantRecord(name, "missing", content_sha256="",
+                             reason=f"no {results / 'metrics.json'} and no {failed}: "
+                                    f"not evaluated yet (`dvc repro evaluate@{name}`)")
+    _add_artifact(params, root, record)
+    return record
+
+
+def _evaluated(params, root: Path, name: str, results: Path, comparison: dict) -> VariantRecord:
+    metrics = read_json(results / "metrics.json")
+    files = [results / f for f in RESULT_FILES if (results / f).is_file()]
+    served = metrics.get("served", True)
+    record = VariantRecord(name, "served" if served else "not_served",
+                           content_sha256=files_sha256(files, results), metrics=metrics,
+                           comparison=comparison.get("variants", {}).get(name, {}),
+                           bench=(comparison.get("bench") or {}).get(name, {}),
+                           files={"results": files},
+                           reason=None if served else metrics.get("reason", "not served"))
+    if served:
+        record.datasets.append(_evalset(params, root, metrics))
+    return record
+
+
+def _failed(name: str, failed: Path) -> VariantRecord:
+    files = sorted(p for p in failed.rglob("*") if p.is_file())
+    return VariantRecord(name, "failed", content_sha256=files_sha256(files, failed),
+                         files={"failed": files}, reason=failure_reason(failed))
+
+
+def failure_reason(failed: Path, limit: int = 480) -> str:
+    """The error text the stage left, else the engine log's last lines (what a person reads
+    first); cut to fit an MLflow tag."""
+    texts = [p for p in sorted(failed.iterdir()) if p.is_file() and p.name != "engine.log"]
+    source = texts[0] if texts else failed / "engine.log"
+    text = source.read_text(encoding="utf-8", errors="replace").strip() if source.is_file() else ""
+    text = text[-limit:] if text else "no error text was left"
+    return f"evaluation failed ({source.name}): {text}"
+
+
+def _add_artifact(params, root: Path, record: VariantRecord) -> None:
+    art = root / "artifacts" / record.name
+    manifest_path = art / "manifest.json"
+    if not manifest_path.is_file():
+        return
+    record.manifest = read_json(manifest_path)
+    record.manifest_sha256 = sha256_bytes(manifest_path.read_bytes())
+    record.files["artifact"] = [art / f for f in ARTIFACT_FILES if (art / f).is_file()]
+    calib = _calibration(params, root, record.manifest)
+    if calib is not None:
+        record.datasets.insert(0, calib)
+
+
+def _calibration(params, root: Path, manifest: dict) -> Dataset | None:
+    used = manifest.get("calibration") or {}
+    if not used.get("content_sha256"):
+        return None  # a scheme that uses no data
+    folder = root / params.split.out_dir / "calibration" / used["name"]
+    card_path = folder / "card.json"
+    card = read_json(card_path) if card_path.is_file() else {}
+    return _dataset(f"calibration/{used['name']}", "calibration", folder, used["content_sha256"],
+                    card)
+
+
+def _evalset(params, root: Path, metrics: dict) -> Dataset:
+    folder = root / params.evaluate.evalset
+    card_path = folder / "card.json"
+    card = read_json(card_path) if card_path.is_file() else {}
+    used = metrics.get("evalset_sha256") or card.get("content_sha256")
+    if not used:
+        raise ValueError(f"{card_path}: no content_sha256 and the metrics name none either; "
+                         "re-run `dvc repro split` to rewrite the evaluation set's card")
+    return _dataset("evalset", "evaluation", folder, used, card)
+
+
+def _dataset(name: str, context, folder: Path, used: str, card: dict) -> Dataset:
+    # The digest is what the variant was actually made or scored with; a card that has moved on
+    # since (the set rebuilt, this variant not yet redone) is recorded beside it, not instead.
+    card_sha = card.get("content_sha256")
+    return Dataset(name, context, folder, used, card,
+                   card_sha256=card_sha if card_sha and card_sha != used else None)
+
+
+def _git_commit(records: list[VariantRecord]) -> str | None:
+    commits = {r.manifest.get("git_commit") for r in records if r.manifest.get("git_commit")}
+    return commits.pop() if len(commits) == 1 else None
+
+
+# ── what MLflow gets: params, tags, metrics ───────────────────────────────────────────────
+
+_OPERATORS = (("<=", "le"), (">=", "ge"), ("<", "lt"), (">", "gt"), ("=", "/"))
+_BAD = re.compile(r"[^\w./\- :]")
+
+
+def metric_name(*parts: str) -> str:
+    """An MLflow-safe name: `scenario=faq` → `scenario/faq`, `length_bucket=<=128` →
+    `length_bucket/le128` (MLflow names allow only letters, digits, `_ - . : /` and spaces)."""
+    name = "/".join(str(p) for p in parts if p != "")
+    for op, word in _OPERATORS:
+        name = name.replace(op, word)
+    name = _BAD.sub("_", name)
+    return re.sub(r"/+", "/", name).strip("/")
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → `a.b.c` keys; leaves kept as they are."""
+    if not isinstance(obj, dict):
+        return {prefix: obj}
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def numbers(obj: Any, prefix: str) -> dict[str, float]:
+    """The numeric leaves of a nested dict, as metrics under `prefix/…` (bools → 1/0)."""
+    out = {}
+    for key, value in flatten(obj).items():
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, (int, float)):
+            out[metric_name(prefix, *key.split("."))] = float(value)
+    return out
+
+
+def variant_params(params, record: VariantRecord) -> dict[str, str]:
+    """What the variant is: scheme, bits, group size, backend, engine, recipe (flattened)."""
+    v = params.variants[record.name]
+    m = record.manifest
+    recipe = m.get("recipe") or {}
+    out: dict[str, Any] = {
+        "variant": record.name, "scheme": m.get("scheme", v.scheme), "bits": m.get("bits"),
+        "group_size": m.get("group_size"), "backend": m.get("backend", v.backend),
+        "format": m.get("format", v.format), "engine": params.engine_for(record.name),
+        "recipe.path": recipe.get("path", str(v.recipe) if v.recipe else None),
+        "recipe.sha256": recipe.get("sha256"),
+        "calibration": (m.get("calibration") or {}).get("name", v.calibration),
+        "calibration.samples": (m.get("calibration") or {}).get("samples"),
+        "base_model": (m.get("base_model") or {}).get("name", params.model.name),
+        "quantize.device": (m.get("quantization") or {}).get("device"),
+    }
+    out.update({f"recipe.{k}": val for k, val in flatten(recipe.get("resolved") or {}).items()})
+    return {k: _param_value(val) for k, val in out.items() if val is not None}
+
+
+def _param_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text[:6000]  # MLflow's limit for a param value
+
+
+def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[str, str]:
+    m, metrics = record.manifest, record.metrics
+    engine = metrics.get("engine") or {}
+    tags: dict[str, Any] = {
+        "variant": record.name, "qpipe.status": record.status,
+        "qpipe.execution": execution.id, "qpipe.comparison_sha256": execution.comparison_sha256,
+        "qpipe.content_sha256": record.content_sha256,
+        "dvc.stage": f"evaluate@{record.name}",
+        "engine.name": engine.get("name", params.engine_for(record.name)),
+        "engine.version": engine.get("version"), "engine.kernel": engine.get("kernel"),
+        "engine.serving": engine.get("serving"),
+        "git_commit": m.get("git_commit"), "mlflow.source.git.commit": m.get("git_commit"),
+        "artifact.content_sha256": m.get("content_sha256"),
+        "artifact.manifest_sha256": record.manifest_sha256,
+        "calibration.content_sha256": (m.get("calibration") or {}).get("content_sha256"),
+        "evalset.sha256": metrics.get("evalset_sha256"),
+        "harness.version": metrics.get("harness_version"),
+        "served": {"served": "true", "not_served": "false"}.get(record.status),
+        "reason": record.reason or params.variants[record.name].reason,
+    }
+    gate = record.comparison.get("gate")
+    if gate:
+        tags |= {"gate.profile": gate.get("profile"), "gate.passed": gate.get("passed"),
+                 "gate.failed": ", ".join(f["criterion"] for f in gate.get("failed", [])) or None}
+    tags |= {f"dataset.{d.name}.card_differs": d.card_sha256 for d in record.datasets}
+    return {k: _tag_value(v) for k, v in tags.items() if v is not None}
+
+
+def _tag_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text[:5000]
+
+
+def variant_metrics(record: VariantRecord) -> dict[str, float]:
+    """Everything numeric about the variant, under names that group well in the UI."""
+    m, c = record.metrics, record.comparison
+    out: dict[str, float] = {}
+    out |= numbers({"accuracy": m.get("accuracy"), "n": m.get("n"),
+                    "size_bytes": m.get("size_bytes")}, "")
+    for name, s in (m.get("slices") or {}).items():
+        out |= numbers({"accuracy": s.get("accuracy"), "n": s.get("n")}, metric_name("slice", name))
+    out |= numbers(m.get("detectors") or {}, "detectors")
+    out |= numbers(m.get("speed") or {}, "speed")
+    out |= numbers(m.get("memory") or {}, "memory")
+    out |= numbers(m.get("lm_eval") or {}, "lm_eval")
+    out |= _comparison_metrics(c)
+    out |= numbers(record.bench, "bench")
+    quant = record.manifest.get("quantization") or {}
+    out |= numbers({k: quant.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},
+                   "quantize")
+    return out
+
+
+def _comparison_metrics(c: dict) -> dict[str, float]:
+    if not c:
+        return {}
+    out = numbers({"compression": c.get("compression"), "utility": c.get("utility")}, "")
+    out |= _delta_metrics(c.get("accuracy") or {}, "")
+    for name, s in (c.get("slices") or {}).items():
+        out |= _delta_metrics(s, metric_name("slice", name))
+    out["significant_drops"] = float(len(c.get("significant_drops") or []))
+    detectors = c.get("detectors") or {}
+    out |= numbers(detectors.get("consistency") or {}, "consistency")
+    speed = (c.get("speed") or {}).get("latency_vs_baseline") or {}
+    out |= numbers({"median_ratio": speed.get("median_ratio"), "p_value": speed.get("p_value")},
+                   "speed/latency_vs_baseline")
+    gate = c.get("gate") or {}
+    if "passed" in gate:
+        out["gate/passed"] = float(bool(gate["passed"]))
+        out["gate/failed_criteria"] = float(len(gate.get("failed") or []))
+    return out
+
+
+def _delta_metrics(s: dict, prefix: str) -> dict[str, float]:
+    # `accuracy_delta…`, not `accuracy/delta…`: a metric may not also be a folder of metrics in
+    # stores that keep one file per metric.
+    keep = {"accuracy_delta": s.get("delta"), "accuracy_delta_ci_low": s.get("ci_low"),
+            "accuracy_delta_ci_high": s.get("ci_high"), "accuracy_delta_p_value": s.get("p_value"),
+            "accuracy_delta_significant": s.get("significant"),
+            "underpowered": s.get("underpowered"), "accuracy_delta_power": s.get("power")}
+    return numbers(keep, prefix)
