@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
 
 ROOT = Path(__file__).resolve().parents[2]
-_KERNEL = re.compile(r"Using (\w+Kernel) for (\w+)")
+_KERNEL = re.compile(r"(?:Using|Selected) (\w+Kernel) for (\w+)")
 _VERSION = re.compile(r"Initializing a V\d LLM engine \(v([\w.+-]+)\)")
 
 

@@ -10,10 +10,10 @@ from pipeline.evaluate import bench, diff, stage
 from .conftest import make_params
 
 pytestmark = pytest.mark.slow
-GPTQ, Q8 = "gptq_w4a16_business", "gguf_q8_0_business"
+GPTQ, W8A8, Q8 = "gptq_w4a16_business", "w8a8_int8_business", "gguf_q8_0_business"
 
 
-def test_vllm_serves_the_baseline_and_w4a16_with_its_cpu_kernel(served, tmp_path):
+def test_vllm_serves_the_baseline_w4a16_and_w8a8_with_their_cpu_kernels(served, tmp_path):
     served.artifact("baseline")
     served.artifact(GPTQ)
     params = make_params(served.data, evaluate={"limit": 48})
@@ -24,6 +24,9 @@ def test_vllm_serves_the_baseline_and_w4a16_with_its_cpu_kernel(served, tmp_path
     assert "unquantized" in base["engine"]["kernel"]
     assert "CPUWNA16LinearKernel" in w4["engine"]["kernel"]
     assert base["n"] == w4["n"] == 48 and base["accuracy"] > 0.5
+    served.artifact(W8A8)
+    w8 = stage.evaluate(params, served.root, W8A8, tmp_path / "w8")
+    assert "CPUInt8ScaledMMLinearKernel" in w8["engine"]["kernel"]
     log = (tmp_path / "w" / "engine.log").read_text()
     assert "--no-enable-prefix-caching" in log.splitlines()[0]
 
