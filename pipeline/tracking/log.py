@@ -149,13 +149,29 @@ def _parent_run(params, root: Path, mlflow: MlflowClient, experiment_id: str,
     run_id = run.info.run_id
     _log_batch(mlflow, run_id, params={"base_model": params.model.name,
                                        "baseline": params.baseline,
-                                       "variants": ",".join(params.variants)})
+                                       "variants": ",".join(params.variants)},
+               metrics=calibration_effect_metrics(execution.comparison))
     for f in execution.reports:
         mlflow.log_artifact(run_id, str(f), "reports")
     for f in (root / "params.yaml", root / params.bench.out_dir / "bench.json"):
         if f.is_file():
             mlflow.log_artifact(run_id, str(f))
     return run_id
+
+
+def calibration_effect_metrics(comparison: dict) -> dict[str, float]:
+    """Same recipe, other calibration set: the paired difference, overall and per slice, as
+    `calibration_effect/<other>-minus-<reference>/…` on the execution's parent run."""
+    out: dict[str, float] = {}
+    for e in comparison.get("calibration_effect") or []:
+        prefix = f"calibration_effect/{e['other']}-minus-{e['reference']}"
+        d = e["delta_other_minus_reference"]
+        out.update(project.numbers({k: d[k] for k in ("delta", "ci_low", "ci_high", "p_value")
+                                    if d.get(k) is not None}, prefix))
+        for name, s in e["slices"].items():
+            out.update(project.numbers({"delta": s["delta"], "ci_low": s["ci_low"]},
+                                       project.metric_name(prefix, "slice", *name.split("=", 1))))
+    return out
 
 
 def _variant_run(params, mlflow: MlflowClient, experiment_id: str, parent: str,

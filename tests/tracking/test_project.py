@@ -77,3 +77,19 @@ def test_execution_id_follows_the_files(evaluated):
     assert project.load_execution(params, root).id == first
     (root / "results/gptq_w4a16_business/engine.log").write_text("another run\n")
     assert project.load_execution(params, root).id != first
+
+
+def test_calibration_effect_becomes_parent_run_metrics():
+    from pipeline.tracking.log import calibration_effect_metrics
+
+    comparison = {"calibration_effect": [{
+        "reference": "gptq_business", "other": "gptq_general",
+        "delta_other_minus_reference": {"delta": -0.02, "ci_low": -0.04, "ci_high": 0.0, "p_value": 0.03},
+        "slices": {"scenario=rag": {"delta": -0.1, "ci_low": -0.2},
+                   "length_bucket=<=128": {"delta": 0.0, "ci_low": -0.01}}}]}
+    m = calibration_effect_metrics(comparison)
+    prefix = "calibration_effect/gptq_general-minus-gptq_business"
+    assert m[f"{prefix}/delta"] == -0.02 and m[f"{prefix}/p_value"] == 0.03
+    assert m[f"{prefix}/slice/scenario/rag/delta"] == -0.1
+    assert f"{prefix}/slice/length_bucket/le128/ci_low" in m
+    assert calibration_effect_metrics({}) == {}
