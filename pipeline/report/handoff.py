@@ -80,9 +80,16 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
             "qpipe.artifact_sha256": manifest["artifact_sha256"],
             "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
             "qpipe.evalset_sha256": manifest["evalset_sha256"]}
-    from pipeline.tracking import register
+    from pipeline import tracking
 
-    registered = register(params, root, variant, dest / variant, tags)
+    # The registry version hangs off the variant's run: make sure the evaluation is logged
+    # (idempotent: nothing is logged twice).
+    logged = tracking.run(params, root)
+    if logged.get("pending"):
+        raise ApprovalError(f"the tracking server is unavailable ({logged.get('reason')}); nothing "
+                            "was registered — fix: start it (or check MLFLOW_TRACKING_URI), then "
+                            "approve again")
+    registered = tracking.register(params, root, variant, dest / variant, tags)
     record = {"variant": variant, "approved_by": by, "note": note,
               "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "override": bool(override and not gate["passed"]), "reason": reason,

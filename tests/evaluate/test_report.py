@@ -88,11 +88,11 @@ def test_approving_a_passing_variant_registers_it_with_the_alias(reported, serve
     assert reg["alias"] == "approved"
     client = MlflowClient(tracking_uri=f"sqlite:///{served.root / 'mlflow.db'}")
     mv = client.get_model_version_by_alias(reg["name"], "approved")
-    assert mv.version == str(reg["version"])
+    assert str(mv.version) == str(reg["version"])
     assert mv.tags["qpipe.approved_by"] == "alice"
     assert mv.tags["qpipe.bundle_sha256"] == rec["bundle_sha256"]
     saved = json.loads((served.root / "approvals" / f"{Q4}.json").read_text())
     assert saved["override"] is False and saved["approved_by"] == "alice"
     over = handoff.approve(params, served.root, Q2, by="bob", override=True, reason="pilot only")
     assert over["override"] is True
-    assert client.get_model_version_by_alias(reg["name"], "approved").version == str(over["registry"]["version"])
+    assert str(client.get_model_version_by_alias(reg["name"], "approved").version) == str(over["registry"]["version"])
