@@ -178,6 +178,7 @@ def test_group_size_mismatch_names_layers_and_fix(project):
         "variants.gptq_w4a16_business.scheme", "variants.gptq_w4a16_general.scheme",
         "variants.awq_w4a16_business.scheme", "variants.gguf_q4_k_m_business.scheme",
         "variants.gguf_q5_k_m_business.scheme",  # K-quants: 256-wide super-blocks
+        "variants.gguf_q2_k_business.scheme",
         "variants.gguf_q8_0_business.scheme"}   # Q8_0: 32-wide blocks (688 = 32 * 21.5)
     gptq = by_variant["variants.gptq_w4a16_business.scheme"]
     assert gptq.message == (
@@ -197,7 +198,7 @@ def test_layers_in_ignore_are_not_reported(project):
             "ignore: [lm_head]", "ignore: [lm_head, 're:.*down_proj$']"))
     assert [p.key for p in project.validate()] == [
         "variants.gguf_q4_k_m_business.scheme", "variants.gguf_q5_k_m_business.scheme",
-        "variants.gguf_q8_0_business.scheme"]
+        "variants.gguf_q8_0_business.scheme", "variants.gguf_q2_k_business.scheme"]
 
 
 def test_nvfp4_needs_groups_of_16(project):
