@@ -12,4 +12,6 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANAL
 .venv/bin/dvc repro "$@"
 echo
 echo "demo: done. Outputs: data/evalset, data/split (rejects, report), data/calibration/<set>/card.md,"
-echo "      artifacts/<variant>/ (manifest.json, SHA256SUMS). See README.md, \"Where to look\"."
+echo "      artifacts/<variant>/ (manifest.json, SHA256SUMS), results/<variant>/ (per-sample records,"
+echo "      metrics), results/bench/bench.json, reports/comparison.md (+ plots), handoff/<variant>/."
+echo "      MLflow: .venv/bin/qpipe ui  →  http://127.0.0.1:5000. See README.md, \"Where to look\"."
