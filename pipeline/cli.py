@@ -218,6 +218,17 @@ def _variant(p, variant: str) -> None:
         raise typer.Exit(2)
 
 
+def _guarded(fn, *args, **kwargs):
+    """Run a stage; a known failure (engine, verification, gates, tracking…) exits 1 with its
+    message, anything else keeps its traceback."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001
+        if type(err).__name__ in ENGINE_ERRORS:
+            _engine_failure(err)
+        raise
+
+
 def _engine_failure(err: Exception) -> None:
     console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
     console.print(str(err), markup=False, highlight=False, soft_wrap=True)
@@ -237,12 +248,7 @@ def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml
 
     p = _params(params)
     _variant(p, variant)
-    try:
-        m = run(p, params.resolve().parent, variant)
-    except Exception as err:  # noqa: BLE001 - known failures get a clean message, others a trace
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    m = _guarded(run, p, params.resolve().parent, variant)
     if not m.get("served", True):
         typer.echo(f"{variant}: {m['reason']}")
         return
@@ -289,12 +295,7 @@ def bench(params: Path = ParamsOpt) -> None:
     from pipeline.evaluate.bench import run
 
     p = _params(params)
-    try:
-        r = run(p, params.resolve().parent)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    r = _guarded(run, p, params.resolve().parent)
     for name, x in r["ratios"].items():
         typer.echo(f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
                    f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}")
@@ -314,12 +315,7 @@ def compare(params: Path = ParamsOpt,
     from pipeline.report.stage import run
 
     p = _params(params)
-    try:
-        r = run(p, params.resolve().parent, baseline=baseline, variants=variant or None)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS + ("GateError",):
-            _engine_failure(err)
-        raise
+    r = _guarded(run, p, params.resolve().parent, baseline=baseline, variants=variant or None)
     for line in summary_lines(r):
         typer.echo(line)
 
@@ -332,12 +328,7 @@ def report(params: Path = ParamsOpt) -> None:
     from pipeline.report.stage import report_only
 
     p = _params(params)
-    try:
-        r = report_only(p, params.resolve().parent)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS + ("GateError",):
-            _engine_failure(err)
-        raise
+    r = _guarded(report_only, p, params.resolve().parent)
     for line in summary_lines(r):
         typer.echo(line)
 
@@ -356,12 +347,7 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
     if len(pair) != 2:
         console.print("--engines takes exactly two engine names, e.g. vllm,transformers")
         raise typer.Exit(2)
-    try:
-        r = run(p, params.resolve().parent, variant, pair)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    r = _guarded(run, p, params.resolve().parent, variant, pair)
     c = r["consistency"]
     typer.echo(f"{variant}: {pair[0]} vs {pair[1]} — exact {c['exact_match_rate']:.3f}, "
                f"char similarity {c['char_similarity']:.3f}, task agreement "
@@ -377,12 +363,7 @@ def handoff(params: Path = ParamsOpt) -> None:
     from pipeline.report.handoff import run
 
     p = _params(params)
-    try:
-        index = run(p, params.resolve().parent)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    index = _guarded(run, p, params.resolve().parent)
     for name, b in index["bundles"].items():
         typer.echo(f"{name}: {b['path']} (sha256 {b['content_sha256'][:16]}…)")
     for name, why in index["left_out"].items():
@@ -401,12 +382,7 @@ def approve(variant: str = typer.Argument(..., help="A variant of the comparison
     from pipeline.report.handoff import approve as run
 
     p = _params(params)
-    try:
-        r = run(p, params.resolve().parent, variant, by=by, note=note, override=override, reason=reason)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    r = _guarded(run, p, params.resolve().parent, variant, by=by, note=note, override=override, reason=reason)
     reg = r["registry"]
     typer.echo(f"{variant}: approved by {by}{' (OVERRIDE: ' + reason + ')' if r['override'] else ''}; "
                f"registered {reg.get('name')} v{reg.get('version')} @{reg.get('alias')}; bundle "
@@ -422,12 +398,7 @@ def track(params: Path = ParamsOpt,
     from pipeline.tracking import run
 
     p = _params(params)
-    try:
-        r = run(p, params.resolve().parent, tracking_uri=tracking_uri)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    r = _guarded(run, p, params.resolve().parent, tracking_uri=tracking_uri)
     if r.get("pending"):
         console.print(f"[yellow]tracking server unavailable: results kept, marked for `qpipe track` "
                       f"({r.get('reason', '')})[/yellow]")
