@@ -78,6 +78,14 @@ def score_records(evalset: EvalSet, prompts: list[list[int]], completions, *,
     return records
 
 
+def _relative(path: Path, root: Path) -> str:
+    """Paths in results are relative to the project, so records compare across machines."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(root).resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 5)
 
@@ -158,7 +166,7 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
-           "artifact": {"path": str(eng.artifact), "content_sha256": manifest.get("content_sha256"),
+           "artifact": {"path": _relative(eng.artifact, root), "content_sha256": manifest.get("content_sha256"),
                         "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
     with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
         fh.writelines(jsonl_line(r) for r in records)

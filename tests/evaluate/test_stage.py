@@ -59,6 +59,7 @@ def test_results_have_per_sample_records_slices_and_engine_facts(q8_full):
     assert run["evalset_sha256"] == json.loads(
         (q8_full.root / "data" / "evalset" / "card.json").read_text())["content_sha256"]
     assert "llama-server" in (q8_full.root / "results" / Q8 / "engine.log").read_text()
+    assert run["artifact"]["path"] == f"artifacts/{Q8}"  # relative: records compare across hosts
 
 
 def test_rerun_of_the_same_variant_shows_no_difference(q8_full):
