@@ -63,6 +63,41 @@ def tail(path: Path | None, n: int = 40) -> str:
         return "(no log)"
 
 
+def _signal_group(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_members(group: int) -> list[int]:
+    """Live (non-zombie) processes of a process group, read from /proc where it exists."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").is_file():  # elsewhere: alive while a signal reaches it
+        try:
+            os.killpg(group, 0)
+            return [group]
+        except (ProcessLookupError, PermissionError):
+            return []
+    alive = []
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone while listing
+        if fields[0] not in ("Z", "X") and int(fields[2]) == group:  # state, pgrp
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def _group_gone(group: int, *, deadline: float) -> bool:
+    while _group_members(group):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 class Engine(ABC):
     """A started engine serves completions until stopped; use it as a context manager so it
     stops on success, failure and Ctrl-C alike."""
@@ -170,17 +205,25 @@ class ServerEngine(Engine):
                               f"log tail ({self.log_path}):\n{self.log_tail()}")
 
     def stop(self) -> None:
+        """Stop the server and every process it forked (vLLM's engine core, its workers).
+
+        The leader exiting is not enough: forked workers share the log's file descriptor and
+        write their own shutdown lines; one still alive after the stage has written its
+        results would change them behind DVC's back. So the whole process group is waited for,
+        and killed if it outlives the deadline."""
         if self._client is not None:
             self._client.close()
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None:
+            group = self.proc.pid
+            _signal_group(group, signal.SIGTERM)
             try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-            except ProcessLookupError:
                 pass
+            if not _group_gone(group, deadline=time.monotonic() + 10):
+                _signal_group(group, signal.SIGKILL)
+                self.proc.wait()
+                _group_gone(group, deadline=time.monotonic() + 10)
         if self._log is not None and not self._log.closed:
             self._log.close()
 
