@@ -107,6 +107,7 @@ for _info in (
     SchemeInfo("w4a16_awq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"})),
     SchemeInfo("w8a8_int8", "compressed", True, None, frozenset({"W8A8"})),
     SchemeInfo("fp8_dynamic", "compressed", False, None, frozenset({"FP8_DYNAMIC"})),
+    SchemeInfo("fp8", "compressed", True, None, frozenset({"FP8"})),  # static activation scales
     SchemeInfo("nvfp4", "compressed", True, 16, frozenset({"NVFP4"})),
     # GGUF: k-quants pack 256-value super-blocks, legacy quants 32-value blocks; every
     # preset but f16 is built with an importance matrix computed on the calibration set.
@@ -128,8 +129,8 @@ BACKENDS: dict[str, frozenset[str]] = {
     "none": BASELINE_SCHEMES,
     "llmcompressor": _family("compressed"),
     "llamacpp": _family("gguf"),
-    "gptqmodel": frozenset({"w4a16_gptq", "w4a16_awq"}),
-    "modelopt": frozenset({"fp8_dynamic", "nvfp4", "w4a16_awq"}),
+    "gptqmodel": frozenset({"w4a16_gptq"}),
+    "modelopt": frozenset({"fp8", "nvfp4", "w4a16_awq"}),
     "autoawq": frozenset({"w4a16_awq"}),
 }
 ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")

@@ -306,9 +306,47 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
         scheme = variant.get("scheme")
         if scheme not in SCHEMES or not SCHEMES.get(str(scheme)).group_size:
             continue
-        recipe = recipes.get(str(variant.get("recipe")))
+        recipe_path = str(variant.get("recipe"))
+        if variant.get("backend") in EXTERNAL_BACKENDS:  # the tool's own recipe names its group
+            group = _external_group_size(str(variant["backend"]), root / recipe_path)
+            if group:
+                problems += _external_shape_problems(doc, name, group, families, recipe_path)
+            continue
         problems += _shape_problems(doc, name, SCHEMES.get(str(scheme)), families,
-                                    recipe, str(variant.get("recipe")))
+                                    recipes.get(recipe_path), recipe_path)
+    return problems
+
+
+EXTERNAL_BACKENDS = ("gptqmodel", "autoawq", "modelopt")
+
+
+def _external_group_size(backend: str, recipe_path: Path) -> int | None:
+    """The group size an alternative backend's recipe asks for (its backend reads it the same
+    way before it starts; see pipeline/quantize/<backend>.py)."""
+    import yaml
+
+    from pipeline.quantize.base import get_backend
+
+    try:
+        recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None  # reported by the recipe checks
+    return get_backend(backend).group_size(recipe) if isinstance(recipe, dict) else None
+
+
+def _external_shape_problems(doc: YamlDoc, variant: str, group: int, families: Families,
+                             recipe_path: str) -> list[Problem]:
+    problems = []
+    for dim, value, modules in families:
+        hit = [m for m in modules if m != "lm_head"]  # these tools leave lm_head unquantized
+        if value % group == 0 or not hit:
+            continue
+        kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
+        problems.append(doc.problem(
+            ("variants", variant, "scheme"),
+            f"{dim}={value} is not divisible by {group}, the group size in {recipe_path}: "
+            f"{len(hit)} Linear layers ({', '.join(kinds)}) cannot be quantized",
+            f"use a group size in {recipe_path} that divides {value} (e.g. 32 or 64)"))
     return problems
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up of the core environment `.venv` (Python 3.11): torch's CPU build first, then
 # the project and its pinned dependencies (constraints/core.txt). A second run only checks a stamp.
-# Tools whose pins conflict with the core (engines, alternative backends) get their own locked
-# environments under .envs/, made by scripts/setup-<name>.sh when a stage needs them.
+# Tools whose pins conflict with the core get their own locked environments, shared by every clone
+# on the machine under ~/.cache/qpipe/envs/: the vLLM engine (scripts/setup-vllm.sh) and the
+# GPTQModel, ModelOpt and AutoAWQ backends (scripts/setup-backend-env.sh).
 #
 #   bash scripts/setup.sh            # core environment
 #   QPIPE_TORCH="torch==2.13.0" ...  # another torch spec (GPU hosts: install yours, then

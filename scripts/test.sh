@@ -7,6 +7,7 @@ bash scripts/setup-system.sh   # PostgreSQL and Chromium for the tracking tests
 bash scripts/setup.sh
 bash scripts/setup-llamacpp.sh
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
+bash scripts/setup-backend-env.sh all   # GPTQModel, ModelOpt, AutoAWQ: one locked environment each
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check pipeline tests benchmarks

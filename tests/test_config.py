@@ -65,9 +65,9 @@ def test_repository_params_load(repo_params):
 def test_tables_cover_the_known_schemes_and_backends():
     gguf = {f"gguf_{p}" for p in "q2_k q3_k_m q4_0 q4_k_m q5_k_m q6_k q8_0 f16".split()}
     assert set(SCHEMES) == {"bf16", "fp16", "w4a16_gptq", "w4a16_awq", "w8a8_int8",
-                            "fp8_dynamic", "nvfp4"} | gguf
+                            "fp8_dynamic", "fp8", "nvfp4"} | gguf
     assert BACKENDS["llamacpp"] == gguf
-    assert BACKENDS["modelopt"] == {"fp8_dynamic", "nvfp4", "w4a16_awq"}
+    assert BACKENDS["modelopt"] == {"fp8", "nvfp4", "w4a16_awq"}
     assert not SCHEMES.get("gguf_f16").needs_calibration
     assert SCHEMES.get("gguf_q8_0").needs_calibration
 
@@ -211,13 +211,13 @@ def test_engine_comes_from_the_format_table_unless_the_variant_names_one(tmp_pat
     params["variants"]["gptq_w4a16_business"].pop("engine", None)
     params["variants"]["gguf_q8_0_business"].pop("engine", None)
     params.setdefault("engines", {})["formats"] = {"hf": "vllm", "compressed-tensors": "openai",
-                                                   "gguf": "llamacpp"}
+                                                   "gguf": "llamacpp", "gptq": "vllm", "awq": "vllm"}
     loaded, _, problems = check_params(write(tmp_path, params))
     assert problems == []
     assert loaded.engine_for("gptq_w4a16_business") == "openai"
     assert loaded.engine_for("gguf_q8_0_business") == "llamacpp"
     assert loaded.engine_for("fp8_dynamic") == "transformers"  # its own `engine:` wins
-    params["engines"]["formats"] = {"hf": "vllm", "gguf": "llamacpp"}
+    params["engines"]["formats"] = {"hf": "vllm", "gguf": "llamacpp", "gptq": "vllm", "awq": "vllm"}
     problem = next(p for p in check_params(write(tmp_path, params))[2]
                    if p.key == "variants.gptq_w4a16_business.engine")
     assert "no engine for format 'compressed-tensors'" in problem.message
@@ -225,7 +225,7 @@ def test_engine_comes_from_the_format_table_unless_the_variant_names_one(tmp_pat
 
 def test_unknown_engine_in_the_format_table(tmp_path, params):
     params.setdefault("engines", {})["formats"] = {"hf": "vllm", "compressed-tensors": "vllm",
-                                                   "gguf": "llama.cpp"}
+                                                   "gptq": "vllm", "awq": "vllm", "gguf": "llama.cpp"}
     problem = one_problem(write(tmp_path, params))
     assert problem.key.startswith("engines.formats")
     assert "unknown engine 'llama.cpp'" in problem.message

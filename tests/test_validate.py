@@ -179,7 +179,9 @@ def test_group_size_mismatch_names_layers_and_fix(project):
         "variants.awq_w4a16_business.scheme", "variants.gguf_q4_k_m_business.scheme",
         "variants.gguf_q5_k_m_business.scheme",  # K-quants: 256-wide super-blocks
         "variants.gguf_q2_k_business.scheme",
-        "variants.gguf_q8_0_business.scheme"}   # Q8_0: 32-wide blocks (688 = 32 * 21.5)
+        "variants.gguf_q8_0_business.scheme",   # Q8_0: 32-wide blocks (688 = 32 * 21.5)
+        # GPTQModel and AutoAWQ: the group size their own recipes name (128)
+        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme"}
     gptq = by_variant["variants.gptq_w4a16_business.scheme"]
     assert gptq.message == (
         "intermediate_size=688 is not divisible by 128, the quantization group size of "
@@ -188,6 +190,10 @@ def test_group_size_mismatch_names_layers_and_fix(project):
     gguf = by_variant["variants.gguf_q4_k_m_business.scheme"]
     assert "not divisible by 256, the GGUF block size" in gguf.message
     assert "not divisible by 32" in by_variant["variants.gguf_q8_0_business.scheme"].message
+    awq = by_variant["variants.autoawq_w4a16_business.scheme"]
+    assert awq.message == ("intermediate_size=688 is not divisible by 128, the group size in "
+                           "recipes/autoawq_w4a16.yaml: 2 Linear layers (down_proj) cannot be quantized")
+    assert awq.fix == "use a group size in recipes/autoawq_w4a16.yaml that divides 688 (e.g. 32 or 64)"
 
 
 def test_layers_in_ignore_are_not_reported(project):
@@ -198,7 +204,8 @@ def test_layers_in_ignore_are_not_reported(project):
             "ignore: [lm_head]", "ignore: [lm_head, 're:.*down_proj$']"))
     assert [p.key for p in project.validate()] == [
         "variants.gguf_q4_k_m_business.scheme", "variants.gguf_q5_k_m_business.scheme",
-        "variants.gguf_q8_0_business.scheme", "variants.gguf_q2_k_business.scheme"]
+        "variants.gguf_q8_0_business.scheme", "variants.gptqmodel_w4a16_business.scheme",
+        "variants.autoawq_w4a16_business.scheme", "variants.gguf_q2_k_business.scheme"]
 
 
 def test_nvfp4_needs_groups_of_16(project):

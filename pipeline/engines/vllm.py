@@ -39,7 +39,7 @@ def vllm_python(settings: dict[str, Any]) -> str:
 @register
 class VllmEngine(ServerEngine):
     name: ClassVar[str] = "vllm"
-    formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors", "gptq", "modelopt"})
+    formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors", "gptq", "awq", "modelopt"})
 
     def command(self) -> list[str]:
         s = self.settings

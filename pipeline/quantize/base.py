@@ -4,12 +4,29 @@ A backend says which schemes it does and whether they need calibration data, che
 *before* any model is loaded (recipe fits the model, layers named in `ignore` exist), and
 writes the artifact's model files into an output directory. The stage (`stage.py`) wraps every
 backend alike: atomic output directory, manifest and SHA256SUMS, native load check, timing.
+
+GPTQModel, NVIDIA ModelOpt and AutoAWQ each pin a transformers (and a torch) that conflicts with
+llm-compressor's, so they run as subprocesses in their own environments (`ExternalBackend`,
+made by `scripts/setup-backend-env.sh`): the backend's own module is also its worker,
+
+    <env python> -m pipeline.quantize.<backend> request.json result.json
+
+and imports nothing at module level but the standard library and this module, whose
+module-level imports are the standard library and `pipeline.registry` only.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from abc import ABC, abstractmethod
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,6 +62,9 @@ class QuantizeResult:
     tool_versions: dict[str, str]
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what could not be done here, and why
+    # A backend in its own environment reloads its artifact with its own loader there; None:
+    # the stage runs the native load check (transformers, llama.cpp) itself.
+    load_check: dict[str, Any] | None = None
 
 
 class Backend(ABC):
@@ -75,6 +95,238 @@ BACKENDS: Registry[type[Backend]] = Registry("quantization backend")
 
 def get_backend(name: str) -> Backend:
     # Importing the modules registers their classes; optional libraries load lazily inside.
-    from pipeline.quantize import llamacpp, llmcompressor, none  # noqa: F401  (named after backends)
+    from pipeline.quantize import (  # noqa: F401  (named after backends)
+        autoawq,
+        gptqmodel,
+        llamacpp,
+        llmcompressor,
+        modelopt,
+        none,
+    )
 
     return BACKENDS.get(name)()
+
+
+# ── backends in their own environment ──────────────────────────────────────────────────
+
+ROOT = Path(__file__).resolve().parents[2]
+SETUP = ROOT / "scripts" / "setup-backend-env.sh"
+LOAD_CHECK_TOKENS = 16
+
+
+def backend_python(name: str) -> str:
+    """The backend environment's interpreter: QPIPE_<NAME>_PYTHON, or the set-up's (made once
+    per machine, then found by its lock hash in a second)."""
+    var = f"QPIPE_{name.upper()}_PYTHON"
+    py = os.environ.get(var)
+    if py:
+        if not os.access(py, os.X_OK):
+            raise MissingDependency(f"{var}={py} is not an executable Python — fix: point it at the "
+                                    f"python of an environment with {name}, or unset it and run "
+                                    f"`bash scripts/setup-backend-env.sh {name}`")
+        return py
+    try:
+        out = subprocess.run(["bash", str(SETUP), name], capture_output=True, text=True,
+                             check=True, timeout=3600)
+    except subprocess.CalledProcessError as err:
+        raise MissingDependency(
+            f"backend {name!r} runs in its own environment, which could not be made — fix: run "
+            f"`bash scripts/setup-backend-env.sh {name}` and read its error, or point "
+            f"QPIPE_{name.upper()}_PYTHON at a Python that has it:\n{err.stderr[-2000:]}") from err
+    return out.stdout.strip().splitlines()[-1]
+
+
+def linear_in_features(model_dir: Path) -> dict[str, int]:
+    """In-features of every 2-D weight inside the decoder layers, from safetensors headers
+    (no weight is read)."""
+    from safetensors import safe_open
+
+    out: dict[str, int] = {}
+    for f in sorted(Path(model_dir).glob("*.safetensors")):
+        with safe_open(str(f), framework="np") as st:
+            for key in st.keys():
+                if ".layers." in key and key.endswith(".weight"):
+                    shape = st.get_slice(key).get_shape()
+                    if len(shape) == 2:
+                        out[key[: -len(".weight")]] = int(shape[1])
+    return out
+
+
+def group_size_problems(req: QuantizeRequest, group_size: int | None) -> list[str]:
+    if not group_size or group_size <= 0:
+        return []
+    bad = {n: k for n, k in linear_in_features(req.model_dir).items() if k % group_size}
+    if not bad:
+        return []
+    names = ", ".join(f"{n} ({k})" for n, k in sorted(bad.items())[:6])
+    more = f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+    return [f"{req.recipe}: group size {group_size} does not divide the in-features of {names}{more} "
+            f"in {req.model_dir} — fix: use a group size that divides every layer's in-features "
+            "(e.g. 32 or 64), or a per-channel scheme"]
+
+
+class ExternalBackend(Backend):
+    """A backend run as a subprocess in its own environment (see the module docstring).
+
+    The request carries the base model, the recipe (the tool's own settings, as YAML), the
+    calibration texts (the calibration set's rendered rows) and the load-check prompt; the
+    worker quantizes into the stage's staging directory, reloads the artifact with the tool's
+    own loader, generates a few greedy tokens and writes its result. Checks before loading,
+    manifest, hashing and the atomic rename stay the stage's, as for any backend."""
+
+    def recipe(self, req: QuantizeRequest) -> dict[str, Any]:
+        import yaml
+
+        if req.recipe is None or not req.recipe.is_file():
+            raise BackendError(f"{req.variant}: recipe {req.recipe} not found — fix: point `recipe:` "
+                               "at a file under recipes/")
+        data = yaml.safe_load(req.recipe.read_text()) or {}
+        if not isinstance(data, dict):
+            raise BackendError(f"{req.recipe}: a {self.name} recipe is a mapping of the tool's "
+                               "settings — fix: see recipes/README.md")
+        return data
+
+    def check(self, req: QuantizeRequest) -> list[str]:
+        try:
+            recipe = self.recipe(req)
+        except BackendError as err:
+            return [str(err)]
+        problems = self.recipe_problems(req, recipe)
+        from pipeline.config import SCHEMES
+
+        if SCHEMES.get(req.scheme).needs_calibration and req.calibration_dir is None:
+            problems.append(f"{req.variant}: scheme {req.scheme} needs a calibration set")
+        return problems
+
+    def recipe_problems(self, req: QuantizeRequest, recipe: dict[str, Any]) -> list[str]:
+        return []
+
+    def group_size(self, recipe: dict[str, Any]) -> int | None:
+        """The group (block) size the recipe quantizes with; None: per-channel or not grouped."""
+        return None
+
+    def calibration_texts(self, req: QuantizeRequest) -> tuple[list[str], int | None]:
+        """The calibration set's rendered rows and its token limit (from its card)."""
+        if req.calibration_dir is None:
+            return [], None
+        import pyarrow.parquet as pq
+
+        texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
+        card = json.loads((req.calibration_dir / "card.json").read_text())
+        return texts, card.get("params", {}).get("set", {}).get("max_seq_len")
+
+    @staticmethod
+    def load_check_spec() -> dict[str, Any]:
+        """The prompt every load check answers (the stage's own, for in-process loaders)."""
+        from pipeline.demo.world import SYSTEM_PROMPTS
+        from pipeline.quantize.stage import LOAD_CHECK_PROMPT
+
+        return {"messages": [{"role": "system", "content": SYSTEM_PROMPTS["faq"]}, *LOAD_CHECK_PROMPT],
+                "new_tokens": LOAD_CHECK_TOKENS}
+
+    def quantize(self, req: QuantizeRequest) -> QuantizeResult:
+        texts, max_len = self.calibration_texts(req)
+        request = {
+            "variant": req.variant, "scheme": req.scheme, "model_dir": str(req.model_dir),
+            "out_dir": str(req.out_dir), "recipe": self.recipe(req), "recipe_path": str(req.recipe),
+            "calibration": texts,
+            "max_seq_length": int(req.options.get("max_seq_length") or max_len or 512),
+            "options": dict(req.options), "dtype": req.dtype, "device": req.device,
+            "trust_remote_code": req.trust_remote_code, "load_check": self.load_check_spec(),
+        }
+        result = self.call(self.name, self.name, request, req)
+        return QuantizeResult(format=result["format"], tool_versions=result["tool_versions"],
+                              details=result.get("details", {}), notes=result.get("notes", []),
+                              load_check=result.get("load_check"))
+
+    def call(self, env: str, module: str, request: dict[str, Any], req: QuantizeRequest) -> dict[str, Any]:
+        """Run backend module `module`'s worker with environment `env`'s Python; its result."""
+        python = backend_python(env)
+        with tempfile.TemporaryDirectory(prefix=f"qpipe-{env}-") as tmp:
+            req_path, res_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
+            req_path.write_text(json.dumps(request))
+            self._run(python, module, req, req_path, res_path)
+            if not res_path.is_file():
+                raise BackendError(f"{env} worker for variant {req.variant!r} exited without a "
+                                   "result — see its output above")
+            return json.loads(res_path.read_text())
+
+    def _run(self, python: str, module: str, req: QuantizeRequest, req_path: Path, res_path: Path) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env.setdefault("HF_HUB_OFFLINE", "1")
+        env.setdefault("TRANSFORMERS_OFFLINE", "1")
+        if req.device == "cpu":
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        cmd = [python, "-m", f"pipeline.quantize.{module}", str(req_path), str(res_path)]
+        tail: deque[str] = deque(maxlen=60)
+        # Its output goes through to the stage's (DVC's) output as it comes, its tail into errors.
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env, errors="replace") as proc:
+            try:
+                for line in proc.stdout:
+                    sys.stderr.write(f"[{self.name}] {line}")
+                    tail.append(line.rstrip())
+                proc.wait()
+            except BaseException:  # Ctrl-C: the worker goes too
+                proc.kill()
+                raise
+        if proc.returncode != 0:
+            raise BackendError(f"{self.name} failed on variant {req.variant!r} with recipe "
+                               f"{req.recipe} (exit {proc.returncode}); its output ends:\n"
+                               + "\n".join(tail))
+
+
+# ── the worker side (runs in the backend's environment) ───────────────────────────────
+
+
+def read_request() -> tuple[dict[str, Any], Path]:
+    if len(sys.argv) != 3:
+        sys.exit(f"usage: python -m {sys.argv[0]} request.json result.json")
+    return json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+def versions(*dists: str) -> dict[str, str]:
+    out = {}
+    for d in dists:
+        try:
+            out[d] = importlib.metadata.version(d)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {msg}", flush=True)
+
+
+def chat_prompt(tokenizer, messages: list[dict]) -> list[int]:
+    """The load-check prompt as token ids, rendered with the artifact's own chat template."""
+    out = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    if isinstance(out, dict) or hasattr(out, "keys"):
+        out = out["input_ids"]
+    return list(out)
+
+
+def generate_check(model, tokenizer, request: dict[str, Any], *, loader: str, device: str = "cpu") -> dict:
+    """A few greedy tokens from the reloaded artifact (the load check recorded in the manifest)."""
+    import torch
+
+    spec = request["load_check"]
+    t0 = time.time()
+    ids = chat_prompt(tokenizer, spec["messages"])
+    inp = torch.tensor([ids], device=device)
+    with torch.no_grad():
+        out = model.generate(input_ids=inp, attention_mask=torch.ones_like(inp),
+                             max_new_tokens=spec["new_tokens"], do_sample=False,
+                             pad_token_id=tokenizer.pad_token_id)
+    new = out[0, len(ids):].tolist()
+    return {"loader": loader, "ok": True, "tokens": new,
+            "text": tokenizer.decode(new, skip_special_tokens=True), "device": device,
+            "seconds": round(time.time() - t0, 3)}

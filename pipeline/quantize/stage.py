@@ -30,7 +30,7 @@ from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
 log = logging.getLogger(__name__)
 
 BITS = {"bf16": 16, "fp16": 16, "w4a16_gptq": 4, "w4a16_awq": 4, "w8a8_int8": 8,
-        "fp8_dynamic": 8, "nvfp4": 4}
+        "fp8_dynamic": 8, "fp8": 8, "nvfp4": 4}
 LOAD_CHECK_PROMPT = [
     {"role": "user", "content": "What is the warranty period of the Vertex laptop?"}]
 
@@ -213,8 +213,8 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
 
         # The artifact's files are final: hash them while the load check reads them too.
         files = pool.submit(file_table, req.out_dir)
-        check = load_check(req.out_dir, result.format, system=SYSTEM_PROMPTS["faq"],
-                           model_dir=req.model_dir, device=req.device)
+        check = result.load_check or load_check(req.out_dir, result.format, system=SYSTEM_PROMPTS["faq"],
+                                                model_dir=req.model_dir, device=req.device)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         lineage = {

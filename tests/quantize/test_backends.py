@@ -9,7 +9,7 @@ from pipeline.registry import UnknownNameError
 
 def test_every_configured_backend_with_code_is_registered():
     get_backend("none")  # imports the backend modules
-    for name in ("none", "llmcompressor", "llamacpp"):
+    for name in SCHEMES_BY_BACKEND:
         backend = get_backend(name)
         assert backend.schemes == SCHEMES_BY_BACKEND[name]
 

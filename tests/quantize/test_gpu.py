@@ -12,7 +12,7 @@ from pipeline.artifacts.manifest import MANIFEST, verify
 from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError
 
-from .test_stage import LLMC, clone, project  # noqa: F401  (module fixture: small calibration set)
+from .test_stage import LLMC, clone
 
 # ---------------------------------------------------------------------------------- resolution
 

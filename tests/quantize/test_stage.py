@@ -1,9 +1,8 @@
 """The `quantize@<variant>` stage end to end on the demo model, in a project under tmp.
 
-One module fixture copies params.yaml, recipes/, models/demo and calibration/ into tmp, shrinks
-the calibration sets to 16 samples of at most 256 tokens, and runs `split` and
-`calibration@business` once. Quantization runs (`slow`) are made once per variant and shared;
-tests that change the project work on their own copy of it.
+The project (conftest.py) is made once per module: calibration sets of 16 samples of at most 256
+tokens. Quantization runs (`slow`) are made once per variant and shared; tests that change the
+project work on their own copy of it.
 """
 
 import copy
@@ -18,17 +17,13 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-import pipeline.models
 from pipeline.artifacts.manifest import MANIFEST, SUMS, build_manifest, tree_sha256, verify
-from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError, QuantizeRequest
 from pipeline.quantize.llmcompressor import LlmCompressorBackend
 from pipeline.quantize.none import BaselineBackend
 
-REPO = Path(__file__).resolve().parents[2]
-SMALL_SET = dict(num_samples=16, max_seq_len=256)
 CALIBRATED = ("gptq_w4a16_business", "awq_w4a16_business", "w8a8_int8_business", "nvfp4_business")
 LLMC = (*CALIBRATED[:3], "fp8_dynamic", CALIBRATED[3])
 # What each variant must record, written out here rather than read from the stage's own tables.
@@ -43,50 +38,13 @@ EXPECTED = {  # variant: (bits, group_size, format)
 SMALLER_THAN_BASELINE = ("gptq_w4a16_business", "awq_w4a16_business", "nvfp4_business")
 
 
-# ---------------------------------------------------------------------------------- project
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> SimpleNamespace:
-    root = tmp_path_factory.mktemp("quantize-project")
-    shutil.copy(REPO / "params.yaml", root / "params.yaml")
-    for rel in ("recipes", "models/demo", "calibration"):
-        shutil.copytree(REPO / rel, root / rel)
-    data = yaml.safe_load((root / "params.yaml").read_text())
-    for spec in data["calibration"]["sets"].values():
-        spec.update(SMALL_SET)
-    params = Params.model_validate(data)
-    split.run(params, root)
-    card = build.run(params, root, "business")
-    assert card["samples"] == SMALL_SET["num_samples"]
-    return SimpleNamespace(root=root, data=data, params=params, card=card)
+REPO = Path(__file__).resolve().parents[2]
 
 
 def clone(project, dst: Path) -> Path:
     """A private copy of the project (no artifacts), for tests that change it."""
     shutil.copytree(project.root, dst, ignore=shutil.ignore_patterns("artifacts"))
     return dst
-
-
-@pytest.fixture(scope="module")
-def quantized(project):
-    """variant -> its manifest; each variant is quantized at most once per module."""
-    done: dict[str, dict] = {}
-
-    def get(variant: str) -> dict:
-        if variant not in done:
-            stage.run(project.params, project.root, variant)
-            done[variant] = json.loads((project.root / "artifacts" / variant / MANIFEST).read_text())
-        return done[variant]
-
-    return get
-
-
-@pytest.fixture
-def no_model_load(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("the model was loaded before the request was checked")
-
-    monkeypatch.setattr(pipeline.models, "load_model", refuse)
 
 
 def sha256(path: Path) -> str:
@@ -138,7 +96,7 @@ def test_variant_artifact(project, quantized, variant):
     if variant in CALIBRATED:
         card = json.loads((project.root / "data/calibration/business/card.json").read_text())
         assert m["calibration"]["content_sha256"] == card["content_sha256"] == project.card["content_sha256"]
-        assert m["quantization"]["calibration_samples"] == SMALL_SET["num_samples"]
+        assert m["quantization"]["calibration_samples"] == project.small_set["num_samples"]
     else:
         assert m["calibration"] is None
 
