@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from pipeline.errors import QpipeError
+
 app = typer.Typer(help="LLM quantization pipeline with business calibration management.",
                   no_args_is_help=True, add_completion=False)
 demo_app = typer.Typer(help="The embedded demo: business logs, general corpus, demo model.",
@@ -219,24 +221,18 @@ def _variant(p, variant: str) -> None:
 
 
 def _guarded(fn, *args, **kwargs):
-    """Run a stage; a known failure (engine, verification, gates, tracking…) exits 1 with its
-    message, anything else keeps its traceback."""
+    """Run a stage; a failure meant for the user (a `QpipeError`: engine, verification, gates,
+    tracking…) exits 1 with its message, anything else keeps its traceback."""
     try:
         return fn(*args, **kwargs)
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    except QpipeError as err:
+        _user_failure(err)
 
 
-def _engine_failure(err: Exception) -> None:
+def _user_failure(err: Exception) -> None:
     console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
     console.print(str(err), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1) from err
-
-
-ENGINE_ERRORS = ("EngineError", "VerificationError", "ApprovalError", "GateError", "TrackingError",
-                 "EvalSetError", "LlamaCppMissing", "CompareError")
 
 
 @app.command("eval")
@@ -282,10 +278,8 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
                 time.sleep(1)
     except KeyboardInterrupt:
         console.print("stopped")
-    except Exception as err:  # noqa: BLE001
-        if type(err).__name__ in ENGINE_ERRORS:
-            _engine_failure(err)
-        raise
+    except QpipeError as err:
+        _user_failure(err)
 
 
 @app.command()

@@ -9,10 +9,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.errors import QpipeError
+
 CACHE = Path(os.environ.get("QPIPE_CACHE", Path.home() / ".cache" / "qpipe")) / "llama.cpp"
 
 
-class LlamaCppMissing(RuntimeError):
+class LlamaCppMissing(QpipeError, RuntimeError):
     pass
 
 

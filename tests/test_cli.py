@@ -2,6 +2,7 @@
 
 import shutil
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -43,3 +44,36 @@ def test_validate_reports_typo_unknown_scheme_and_missing_file(repo, tmp_path):
     assert "w4a16_gtpq" in out and "did you mean 'w4a16_gptq'" in out
     assert "recipes/missing.yaml" in out
     assert out.count("params.yaml:") >= 3  # each problem names the file and line
+
+
+def test_every_user_facing_error_exits_1_with_its_message_and_others_keep_their_traceback():
+    import importlib
+
+    import typer
+
+    from pipeline.cli import _guarded
+    from pipeline.errors import QpipeError
+
+    classes = {"pipeline.engines.base": "EngineError", "pipeline.artifacts.manifest": "VerificationError",
+               "pipeline.report.handoff": "ApprovalError", "pipeline.report.gates": "GateError",
+               "pipeline.tracking.store": "TrackingError", "pipeline.evaluate.harness": "EvalSetError",
+               "pipeline.llamacpp": "LlamaCppMissing", "pipeline.evaluate.compare": "CompareError",
+               "pipeline.quantize.base": "BackendError"}
+    for module, name in classes.items():
+        cls = getattr(importlib.import_module(module), name)
+        assert issubclass(cls, QpipeError), name
+
+        def fail(cls=cls):
+            err = cls.__new__(cls)  # some take structured arguments; the message is what counts
+            Exception.__init__(err, "what failed — fix: how")
+            raise err
+
+        with pytest.raises(typer.Exit) as info:
+            _guarded(fail)
+        assert info.value.exit_code == 1
+
+    def bug():
+        raise KeyError("a bug, not a user error")
+
+    with pytest.raises(KeyError):
+        _guarded(bug)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.io import file_sha256
+from pipeline.errors import QpipeError
 
 MANIFEST = "manifest.json"
 SUMS = "SHA256SUMS"
@@ -76,7 +77,7 @@ class Mismatch:
         return f"{self.path}: {self.problem}"
 
 
-class VerificationError(RuntimeError):
+class VerificationError(QpipeError, RuntimeError):
     def __init__(self, root: Path, mismatches: list[Mismatch]):
         self.mismatches = mismatches
         super().__init__(f"{root}: artifact does not match its manifest — "

@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 import httpx
 
 from pipeline.registry import Registry
+from pipeline.errors import QpipeError
 
 
-class EngineError(RuntimeError):
+class EngineError(QpipeError, RuntimeError):
     """An engine is missing, died, or did not answer; the message carries its log tail."""
 
 

@@ -16,12 +16,13 @@ from typing import Any
 from pipeline.evaluate import detectors
 from pipeline.evaluate.stats import latency_test, paired_accuracy
 from pipeline.io import write_json
+from pipeline.errors import QpipeError
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.comparison/v1"
 
 
-class CompareError(ValueError):
+class CompareError(QpipeError, ValueError):
     pass
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.engines.base import Completion, Engine
+from pipeline.errors import QpipeError
 
 HERE = Path(__file__).resolve().parent
 _VERSIONED = ("harness.py", "scorers.py", "detectors.py")
@@ -29,7 +30,7 @@ def harness_version() -> str:
     return h.hexdigest()[:16]
 
 
-class EvalSetError(ValueError):
+class EvalSetError(QpipeError, ValueError):
     pass
 
 

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pipeline.registry import Registry
+from pipeline.errors import QpipeError
 
 
-class BackendError(RuntimeError):
+class BackendError(QpipeError, RuntimeError):
     """A backend cannot run this request; the message says what, where and how to fix."""
 
 

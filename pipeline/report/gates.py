@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.config import GateThresholds
+from pipeline.errors import QpipeError
 
 PROFILES: dict[str, GateThresholds] = {
     "compliance_audit": GateThresholds(max_drop_overall=0.005, max_drop_slice=0.01,
@@ -38,7 +39,7 @@ PROFILES: dict[str, GateThresholds] = {
 }
 
 
-class GateError(ValueError):
+class GateError(QpipeError, ValueError):
     pass
 
 

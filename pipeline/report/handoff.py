@@ -12,9 +12,10 @@ from typing import Any
 from pipeline.artifacts import bundle
 from pipeline.artifacts.manifest import require_verified
 from pipeline.io import write_json
+from pipeline.errors import QpipeError
 
 
-class ApprovalError(ValueError):
+class ApprovalError(QpipeError, ValueError):
     pass
 
 

@@ -29,8 +29,10 @@ from mlflow import MlflowClient  # noqa: E402
 from mlflow.entities import Experiment  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
 
+from pipeline.errors import QpipeError  # noqa: E402
 
-class TrackingError(RuntimeError):
+
+class TrackingError(QpipeError, RuntimeError):
     """The tracking store cannot do what was asked; the message says how to fix it."""
 
 
