@@ -184,7 +184,8 @@ class ExternalBackend(Backend):
         data = yaml.safe_load(req.recipe.read_text()) or {}
         if not isinstance(data, dict):
             raise BackendError(f"{req.recipe}: a {self.name} recipe is a mapping of the tool's "
-                               "settings — fix: see recipes/README.md")
+                               "settings — fix: see recipes/<backend>_*.yaml and README.md, "
+                               "\"Quantization backends\"")
         return data
 
     def check(self, req: QuantizeRequest) -> list[str]:
