@@ -64,6 +64,25 @@ def test_modelopt_export_holds_fp8_weights_and_scales(project, quantized):
 
 
 @pytest.mark.slow
+def test_modelopt_nvfp4_exports_on_a_cpu_and_says_why_it_did_not_generate(project, tmp_path):
+    """NVFP4 calibrates and exports on a CPU; ModelOpt's simulated NVFP4 inference needs CUDA,
+    so the load check reads the export back and records why it did not generate."""
+    out = tmp_path / "out"
+    out.mkdir()
+    req = QuantizeRequest(variant="modelopt_nvfp4", scheme="nvfp4", model_dir=DEMO, out_dir=out,
+                          recipe=REPO / "recipes/modelopt_nvfp4.yaml",
+                          calibration_dir=project.root / "data/calibration/business")
+    backend = get_backend("modelopt")
+    assert backend.check(req) == []
+    result = backend.quantize(req)
+    check = result.load_check
+    assert check["ok"] is None and "needs CUDA" in check["reason"]
+    assert check["export"]["quant_algo"] == "NVFP4" and check["export"]["scale_tensors"] > 0
+    assert json.loads((out / "hf_quant_config.json").read_text())["quantization"]["group_size"] == 16
+    assert any("needs CUDA" in n for n in result.notes)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["gptqmodel_w4a16_business", "autoawq_w4a16_business"])
 def test_vllm_serves_the_checkpoint_with_its_cpu_kernel(project, quantized, variant, tmp_path):
     from pipeline.evaluate.stage import open_engine
