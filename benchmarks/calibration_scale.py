@@ -8,6 +8,8 @@ plus planted duplicates and malformed lines at the demo's shares) to one JSONL f
 scratch project, then run `split` and one calibration build, each in a fresh child process
 so that its peak RSS is its own. Prints wall time, records/s and peak RSS per phase, and,
 with several sizes, the cost per record of each size relative to the smallest (1.0 = linear).
+`peak RSS` is the stage's own process; `worker MB` the largest of its scrub worker processes
+(forked from it, so much of their memory is shared with it). `--split-only` skips the build.
 
 Wall time of a stage is reported twice: `total` (the child process, imports and tokenizer
 load included) and `work` (inside `run()` only).
@@ -120,8 +122,13 @@ def child(phase: str, root: Path, calibration_set: str) -> None:
         extra = {"samples": card["samples"], "length_filter": card["length_filter"]}
     work = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"work_s": work, "total_s": time.perf_counter() - started,
-                      "peak_rss_mb": _kb_to_mb(rss), **extra}))
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of the stage and its worker processes (imports included): less sensitive
+    # than wall time to other jobs on the machine.
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    print(json.dumps({"work_s": work, "total_s": time.perf_counter() - started, "cpu_s": cpu,
+                      "peak_rss_mb": _kb_to_mb(rss), "worker_peak_rss_mb": _kb_to_mb(kids.ru_maxrss),
+                      **extra}))
 
 
 def _kb_to_mb(kb: int) -> float:
@@ -142,7 +149,8 @@ def run_child(phase: str, root: Path, calibration_set: str) -> dict:
 
 # ----------------------------------------------------------------------------------- driver
 
-def bench_size(records: int, workdir: Path, calibration_set: str, seed: int, keep: bool) -> list[dict]:
+def bench_size(records: int, workdir: Path, calibration_set: str, seed: int, keep: bool,
+               build: bool = True) -> list[dict]:
     root = Path(tempfile.mkdtemp(prefix=f"calib-{records}-", dir=workdir))
     rows = []
     try:
@@ -160,6 +168,8 @@ def bench_size(records: int, workdir: Path, calibration_set: str, seed: int, kee
                      "note": f"eval {s['split'].get('eval', 0)}, pool {s['split'].get('calibration', 0)}, "
                              f"dups {sum(s['split'].get(k, 0) for k in DUP_KEYS)}, "
                              f"rejected {s['ingest']['rejected']}"})
+        if not build:
+            return rows
         b = run_child("build", root, calibration_set)
         rows.append({"records": records, "phase": f"build {calibration_set}", **b,
                      "note": f"{b['samples']} samples from {s['split'].get('calibration', 0)} candidates"})
@@ -172,13 +182,15 @@ def bench_size(records: int, workdir: Path, calibration_set: str, seed: int, kee
 
 
 def print_table(rows: list[dict]) -> None:
-    head = f"{'records':>9} {'phase':<16} {'total s':>8} {'work s':>8} {'records/s':>10} {'peak RSS MB':>12}  note"
+    head = (f"{'records':>9} {'phase':<16} {'total s':>8} {'work s':>8} {'cpu s':>8} {'records/s':>10} "
+            f"{'peak RSS MB':>12} {'worker MB':>10}  note")
     print(head)
     print("-" * len(head))
     for r in rows:
         rate = r["records"] / r["work_s"] if r["work_s"] else float("inf")
-        print(f"{r['records']:>9} {r['phase']:<16} {r['wall_s']:>8.1f} {r['work_s']:>8.1f} {rate:>10.0f} "
-              f"{r['peak_rss_mb']:>12.0f}  {r.get('note', '')}")
+        print(f"{r['records']:>9} {r['phase']:<16} {r['wall_s']:>8.1f} {r['work_s']:>8.1f} "
+              f"{r.get('cpu_s', r['work_s']):>8.1f} {rate:>10.0f} "
+              f"{r['peak_rss_mb']:>12.0f} {r.get('worker_peak_rss_mb', 0):>10.0f}  {r.get('note', '')}")
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(f"\npeak RSS: this process {_kb_to_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss):.0f} MB, "
           f"largest child {_kb_to_mb(children):.0f} MB")
@@ -200,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workdir", type=Path, default=None, help="where scratch projects go (default: tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch projects")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
+    ap.add_argument("--split-only", action="store_true", help="skip the calibration build phase")
     ap.add_argument("--child", choices=("split", "build"), help=argparse.SUPPRESS)
     ap.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -210,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in sorted(args.records or [10000]):
-        rows += bench_size(n, workdir, args.set, args.seed, args.keep)
+        rows += bench_size(n, workdir, args.set, args.seed, args.keep, build=not args.split_only)
         print(f"done {n} records", file=sys.stderr, flush=True)
     print_table(rows)
     if args.json:

@@ -17,17 +17,21 @@ Example:
     >>> dedup.add("c", text + "thanks").near_duplicate_of
     'a'
 
-Memory at scale: datasketch's in-memory LSH keeps, per kept text, one bucket entry per band
-(b=9 bands of r=13 values at threshold 0.8, num_perm=128): measured ~3.4 KB per text, so
-plan for ~3.4 GB at 1,000,000 kept texts, plus ~150 MB for the exact-hash index and keys.
-Lower ``num_perm`` (64) roughly halves the LSH part; beyond one machine, datasketch's
-Redis storage is the way (not wired here). Signatures are not kept, so LSH candidates are
-not re-verified: a pair a little under the threshold can be flagged, one a little over
-it missed (that is the usual LSH trade-off; ``num_perm`` narrows it).
+Memory at scale: the LSH index keeps, per kept text, one entry per band (b=9 bands of r=13
+values at threshold 0.8, num_perm=128; the bands are datasketch's own ``MinHashLSH``
+parameters and bucket keys) mapping the band's 8-byte bucket key to the first kept text in
+that bucket, since only the earliest candidate is ever reported: ~0.7 KB per kept text,
+plus ~150 B for the exact-hash index and keys (datasketch's in-memory ``MinHashLSH``, which
+keeps every key of every bucket and a reverse index, measured ~3.4 KB). Signatures are not
+kept, so LSH candidates are not re-verified: a pair a little under the threshold can be
+flagged, one a little over it missed (that is the usual LSH trade-off; ``num_perm``
+narrows it). :func:`dedup_keys_of` computes what :meth:`Deduplicator.add_keys` needs in
+another process (the `split` stage's scrub workers do).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -70,12 +74,24 @@ def shingles(text: str, size: int = SHINGLE_WORDS) -> set[bytes]:
     return {" ".join(words[i:i + size]).encode("utf-8") for i in range(len(words) - size + 1)}
 
 
+@functools.lru_cache(maxsize=8)
+def _empty_minhash(num_perm: int, seed: int) -> MinHash:
+    # Drawing the permutations is most of the cost of a new MinHash: draw them once and
+    # copy (what ``MinHash.bulk`` does).
+    return MinHash(num_perm=num_perm, seed=seed)
+
+
+@functools.lru_cache(maxsize=8)
+def _scratch_minhash(num_perm: int, seed: int) -> MinHash:
+    return _empty_minhash(num_perm, seed).copy()  # not thread-safe: one caller at a time
+
+
 def minhash(text: str, num_perm: int, seed: int = DEFAULT_SEED) -> MinHash | None:
     """MinHash signature of the text's shingles; None for a text without words."""
     grams = shingles(text)
     if not grams:
         return None
-    signature = MinHash(num_perm=num_perm, seed=seed)
+    signature = _empty_minhash(num_perm, seed).copy()
     signature.update_batch(list(grams))
     return signature
 
@@ -94,6 +110,39 @@ def _band_key(band: bytes) -> bytes:
 
 def _new_lsh(threshold: float, num_perm: int) -> MinHashLSH:
     return MinHashLSH(threshold=threshold, num_perm=num_perm, hashfunc=_band_key)
+
+
+@functools.lru_cache(maxsize=8)
+def _bands(threshold: float, num_perm: int) -> tuple[tuple[int, int], ...]:
+    """The LSH bands (start, end) datasketch picks for this threshold and num_perm."""
+    return tuple(_new_lsh(threshold, num_perm).hashranges)
+
+
+@dataclass(frozen=True, slots=True)
+class DedupKeys:
+    """What :class:`Deduplicator` needs of one text: the SHA256 prefix of its normalised
+    text and one 64-bit bucket key per LSH band (None for a text without words). Small
+    and picklable, so worker processes can compute it."""
+
+    digest: bytes
+    bands: tuple[int, ...] | None
+
+
+def dedup_keys_of(text: str, threshold: float, num_perm: int, seed: int = DEFAULT_SEED) -> DedupKeys:
+    """:class:`DedupKeys` of ``text``: the band keys are datasketch's (``MinHashLSH`` with
+    the same threshold, num_perm and bucket hash), band ``i`` tagged into bits 64 and up."""
+    digest = hashlib.sha256(normalize_text(text).encode("utf-8")).digest()[:16]
+    grams = shingles(text)
+    if not grams:
+        return DedupKeys(digest, None)
+    # One MinHash reused (cleared) per call: a copy costs as much as the hashing itself.
+    scratch = _scratch_minhash(num_perm, seed)
+    scratch.clear()
+    scratch.update_batch(list(grams))
+    values = scratch.hashvalues
+    bands = tuple(int.from_bytes(_band_key(bytes(values[start:end].byteswap().data)), "big") | (i << 64)
+                  for i, (start, end) in enumerate(_bands(threshold, num_perm)))
+    return DedupKeys(digest, bands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,28 +171,41 @@ class Deduplicator:
         self.num_perm = num_perm
         self.seed = seed
         self._exact: dict[bytes, int] = {}
-        self._keys: list[str] = []  # kept keys; LSH stores their index, not the string
-        self._lsh = _new_lsh(threshold, num_perm)
+        self._keys: list[str] = []  # kept keys; the indexes store their index, not the string
+        # The LSH index, compactly: bucket key (band-tagged) -> index of the first kept text
+        # in that bucket. datasketch's in-memory MinHashLSH keeps every key of every bucket
+        # (and a reverse index); only the earliest candidate is ever reported, and texts are
+        # never removed, so the first one is all that is needed (~10x less memory).
+        self._buckets: dict[int, int] = {}
+        self.n_bands = len(_bands(threshold, num_perm))
         self.counts = {"kept": 0, "exact": 0, "near": 0}
+
+    def keys_of(self, text: str) -> DedupKeys:
+        """The :class:`DedupKeys` this deduplicator computes for ``text``."""
+        return dedup_keys_of(text, self.threshold, self.num_perm, self.seed)
 
     def add(self, key: str, text: str) -> DedupResult:
         """Decide whether ``text`` duplicates an earlier kept text; keep it if not."""
-        digest = hashlib.sha256(normalize_text(text).encode("utf-8")).digest()[:16]
-        first = self._exact.get(digest)
+        return self.add_keys(key, self.keys_of(text))
+
+    def add_keys(self, key: str, keys: DedupKeys) -> DedupResult:
+        """:meth:`add` for a text whose :class:`DedupKeys` were computed already."""
+        first = self._exact.get(keys.digest)
         if first is not None:
             self.counts["exact"] += 1
             return DedupResult(key, exact_duplicate_of=self._keys[first])
-        signature = minhash(text, self.num_perm, self.seed)
-        if signature is not None:
-            candidates = self._lsh.query(signature)
+        buckets = self._buckets
+        if keys.bands is not None:
+            candidates = [found for band in keys.bands if (found := buckets.get(band)) is not None]
             if candidates:
                 self.counts["near"] += 1
                 return DedupResult(key, near_duplicate_of=self._keys[min(candidates)])
         index = len(self._keys)
         self._keys.append(key)
-        self._exact[digest] = index
-        if signature is not None:
-            self._lsh.insert(index, signature, check_duplication=False)
+        self._exact[keys.digest] = index
+        if keys.bands is not None:
+            for band in keys.bands:
+                buckets.setdefault(band, index)
         self.counts["kept"] += 1
         return DedupResult(key)
 

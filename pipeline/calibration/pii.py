@@ -67,6 +67,8 @@ ALL_KINDS: tuple[str, ...] = (
 _RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
 DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "CN", "IN", "ES", "BR", "JP")
 
+_DIGIT_RE = re.compile(r"\d")  # the same notion of a digit as the patterns' \d
+_TEXT_CACHE_SIZE = 16384  # texts whose detections are remembered (per Scrubber)
 PLACEHOLDER_RE = re.compile(r"<(" + "|".join(ALL_KINDS) + r")_(\d+)>")
 _MASK = "\ue000"  # private-use char: not a word char, digit or space, so no pattern spans it
 
@@ -263,6 +265,8 @@ _ADDRESS_RES = tuple(re.compile(p) for p in (
 
 def _mask_placeholders(text: str) -> str:
     """Same-length text in which existing placeholders cannot be matched by any pattern."""
+    if "<" not in text:  # every placeholder starts with "<"
+        return text
     return PLACEHOLDER_RE.sub(lambda m: _MASK * len(m.group()), text)
 
 
@@ -516,6 +520,11 @@ def _terms(text: str, pattern: re.Pattern[str] | None, kinds: dict[str, str]) ->
         yield _Span(m.start(), m.end(), kinds.get(key, "PERSON"), key)
 
 
+@functools.lru_cache(maxsize=1024)  # the same people recur; compiling is the slow part
+def _names_terms_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+    return _terms_pattern(names, ignore_case=False)
+
+
 def _terms_pattern(terms: Iterable[str], *, ignore_case: bool) -> re.Pattern[str] | None:
     unique = sorted({t for t in terms if t.strip()}, key=lambda t: (-len(t), t))
     if not unique:
@@ -603,6 +612,7 @@ class Scrubber:
         self._dict_kinds = self._load_dictionary(self.config.dictionary_path)
         self._dict_re = _terms_pattern(self._dict_kinds, ignore_case=True)
         self._names_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+        self._analysis = functools.lru_cache(maxsize=_TEXT_CACHE_SIZE)(self._analyse)
 
     @property
     def enabled(self) -> bool:
@@ -628,38 +638,54 @@ class Scrubber:
         logger.info("PII dictionary %s: %d terms", path, len(terms))
         return terms
 
-    def _detect(self, text: str, mapping: PlaceholderMap) -> list[_Span]:
+    def _analyse(self, text: str) -> tuple[tuple[_Span, ...], tuple[str, ...]]:
+        """What depends on the (masked) text alone: every detection but the record's learned
+        names, in detector order, and the person names the text teaches. Cached per text
+        (system prompts, canned answers and references repeat across records)."""
         kinds = self.config.kinds
         spans: list[_Span] = []
+        # Cheap necessary conditions first: every national-id, card, IPv4, address and
+        # phone pattern needs a digit, every e-mail and URL credential an "@", an IPv6
+        # address two colons. A text without them cannot match those patterns at all.
+        has_digit = _DIGIT_RE.search(text) is not None
+        has_at = "@" in text
+        gates = {"EMAIL": has_at, "URL_CREDENTIALS": has_at, "SECRET": True,
+                 "NATIONAL_ID": has_digit, "CARD": has_digit, "IP": has_digit or ":" in text}
         for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
                                ("SECRET", _secrets), ("NATIONAL_ID", _national_ids),
                                ("CARD", _cards), ("IP", _ips)):
-            if kind in kinds:
+            if kind in kinds and gates[kind]:
                 spans.extend(detector(text))
-        addresses = _address_spans(text)
+        addresses = _address_spans(text) if has_digit else ()
         if "ADDRESS" in kinds:
             spans.extend(addresses)
+        persons: tuple[_Span, ...] = ()
         if "PERSON" in kinds:
-            spans.extend(_persons(text, addresses))
-        if "PHONE" in kinds:
+            persons = tuple(_persons(text, addresses))
+            spans.extend(persons)
+        if "PHONE" in kinds and has_digit:
             spans.extend(_phones(text, self.config.phone_regions))
         spans.extend(_terms(text, self._dict_re, self._dict_kinds))
+        names = tuple(" ".join(text[span.start:span.end].split()) for span in persons)
+        return tuple(spans), names
+
+    def _detect(self, text: str, mapping: PlaceholderMap) -> list[_Span]:
+        spans = list(self._analysis(text)[0])
         spans.extend(_terms(text, self._names_pattern(mapping), {}))
         return spans
 
     def _names_pattern(self, mapping: PlaceholderMap) -> re.Pattern[str] | None:
         names = frozenset(mapping.names)
         if names != self._names_cache[0]:
-            self._names_cache = (names, _terms_pattern(names, ignore_case=False))
+            self._names_cache = (names, _names_terms_pattern(names))
         return self._names_cache[1]
 
     def learn(self, text: str, mapping: PlaceholderMap) -> None:
         """First pass over a field: reserve the placeholders it holds and learn names."""
         mapping.reserve(text)
         if self.enabled and "PERSON" in self.config.kinds:
-            masked = _mask_placeholders(text)
-            for span in _persons(masked, _address_spans(masked)):
-                mapping.learn_name(" ".join(masked[span.start:span.end].split()))
+            for name in self._analysis(_mask_placeholders(text))[1]:
+                mapping.learn_name(name)
 
     def scrub_text(self, text: str, mapping: PlaceholderMap | None = None) -> str:
         """``text`` with PII replaced; pass the same ``mapping`` for every field of a record."""

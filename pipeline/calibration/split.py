@@ -16,17 +16,20 @@ touch. Outputs (all under ``split.out_dir``):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
+import itertools
 import json
 import logging
 import multiprocessing
 import os
+import struct
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
-from pipeline.calibration.dedup import Deduplicator
+from pipeline.calibration.dedup import DedupKeys, Deduplicator, dedup_keys_of
 from pipeline.calibration.ingest import Ingestor, Reject, discover_files
 from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.calibration.schema import Record
@@ -79,8 +82,11 @@ class _Assigner:
         return "eval" if hash_unit(self.split.salt, conversation_id) < self.split.eval_share else "calibration"
 
 
-def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path, dict]:
-    """Pass 1: ingest + scrub into a temporary JSONL; rejects written as they come."""
+def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path, Path, dict]:
+    """Pass 1: ingest + scrub into a temporary JSONL; rejects written as they come.
+
+    Alongside every kept line, its dedup keys (computed by the workers from the scrubbed
+    prompt) go to a binary side file, read back in step with the JSONL by later passes."""
     pii_cfg = PIIConfig(enabled=params.split.pii.enabled,
                         dictionary_path=(root / params.split.pii.dictionary
                                          if params.split.pii.dictionary else None))
@@ -89,14 +95,19 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
     ingestor = Ingestor(max_line_bytes=params.data.max_line_bytes,
                         excerpt_scrubber=scrubber if scrubber.enabled else None)
     pii_counts: Counter[str] = Counter()
+    # First timestamp per conversation: only the date split needs it (the id split only
+    # needs to know whether any record was kept).
+    by_date = params.split.by == "date"
     first_seen: dict[str, dt.datetime] = {}
-    kept_path = tmp / "kept.jsonl"
+    kept_path, keys_path = tmp / "kept.jsonl", tmp / "keys.bin"
     # Files are named relative to the project root in every output, so two checkouts of the
     # same data give byte-identical outputs (and no local path leaks into artifacts).
     files = [(path, Path(path).resolve().relative_to(root.resolve()).as_posix()
               if Path(path).resolve().is_relative_to(root.resolve()) else display)
              for path, display in discover_files([root / s for s in params.data.sources])]
-    with kept_path.open("w", encoding="utf-8") as kept, \
+    dd = params.split.dedup
+    job = _Job(pii_cfg, dd.near_threshold, dd.num_perm)
+    with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
 
         def records() -> Iterator[str]:  # rejects are written as they stream past
@@ -105,13 +116,16 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
                     rejects.write(item.model_dump_json() + "\n")
                     continue
                 rec = item.record
-                if rec.conversation_id not in first_seen or rec.timestamp < first_seen[rec.conversation_id]:
+                if not by_date:
+                    first_seen.setdefault("", rec.timestamp)  # non-empty: something was kept
+                elif rec.conversation_id not in first_seen or rec.timestamp < first_seen[rec.conversation_id]:
                     first_seen[rec.conversation_id] = rec.timestamp
                 yield rec.model_dump_json(exclude_none=True)
 
-        for line, counts in _scrub_all(records(), pii_cfg, _workers(params)):
+        for line, counts, side in _scrub_all(records(), job, _workers(params)):
             pii_counts.update(counts)
             kept.write(line)
+            keys.write(side)
     stats = ingestor.stats
     report["ingest"] = {"records_in": stats.records_in, "kept": stats.kept,
                         "rejected": stats.rejected,
@@ -120,50 +134,108 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
                         "per_file": {f: s.model_dump() for f, s in sorted(stats.per_file.items())}}
     report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}
     report["sources"] = {name: file_sha256(path) for path, name in files}
-    return kept_path, first_seen
+    return kept_path, keys_path, first_seen
+
+
+class _Job(NamedTuple):
+    """What a scrub worker needs (picklable, for spawn-started workers)."""
+
+    pii: PIIConfig
+    threshold: float
+    num_perm: int
 
 
 _SCRUBBER: Scrubber | None = None
+_JOB: _Job | None = None
 
 
-def _init_worker(cfg: PIIConfig) -> None:
-    global _SCRUBBER
-    _SCRUBBER = Scrubber(cfg)
+def _init_worker(job: _Job) -> None:
+    global _SCRUBBER, _JOB
+    _SCRUBBER, _JOB = Scrubber(job.pii), job
 
 
-def _scrub_one(rec_json: str) -> tuple[str, dict]:
+def _scrub_one(rec_json: str) -> tuple[str, dict, bytes]:
+    """One record: validated, scrubbed, as its canonical JSONL line; PII counts; side record."""
+    assert _JOB is not None
     record = Record.model_validate_json(rec_json)
     if _SCRUBBER is not None and _SCRUBBER.enabled:
         record, counts = _SCRUBBER.scrub_record(record)
     else:
         counts = {}
-    return jsonl_line(_record_json(record)), dict(counts)
+    data = _record_json(record)
+    keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
+    return jsonl_line(data), dict(counts), _pack_side(data["id"], data["conversation_id"], keys)
+
+
+def _scrub_chunk(recs: list[str]) -> list[tuple[str, dict, bytes]]:
+    return [_scrub_one(rec) for rec in recs]
 
 
 def _workers(params) -> int:
     return params.split.workers or os.cpu_count() or 1
 
 
-def _scrub_all(recs: Iterator[str], cfg: PIIConfig, workers: int) -> Iterator[tuple[str, dict]]:
+_CHUNK = 256  # records per task sent to a worker
+_IN_FLIGHT = 4  # tasks queued per worker: bounds memory whatever the input size
+
+
+def _scrub_all(recs: Iterator[str], job: _Job, workers: int) -> Iterator[tuple[str, dict, bytes]]:
     """Scrub records in worker processes (the costly step), results in input order, so the
-    output is byte-identical whatever the number of workers."""
+    output is byte-identical whatever the number of workers. At most ``_IN_FLIGHT`` chunks
+    per worker are pending at any time, so memory does not grow with the input."""
     if workers <= 1:
-        _init_worker(cfg)
+        _init_worker(job)
         yield from map(_scrub_one, recs)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(cfg,)) as pool:
-        yield from pool.imap(_scrub_one, recs, chunksize=64)
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(job,)) as pool:
+        pending: deque = deque()
+        while chunk := list(itertools.islice(recs, _CHUNK)):
+            pending.append(pool.apply_async(_scrub_chunk, (chunk,)))
+            if len(pending) >= workers * _IN_FLIGHT:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+# Side record per kept line: flag (1 = has LSH bands), 16-byte exact digest, the bands'
+# 8-byte bucket keys, then the id and conversation id, each as 4-byte length + UTF-8.
+_SIDE_HEAD = struct.Struct(">B16s")
+_LEN = struct.Struct(">I")
+
+
+def _pack_side(rec_id: str, conversation_id: str, keys: DedupKeys) -> bytes:
+    parts = [_SIDE_HEAD.pack(keys.bands is not None, keys.digest)]
+    if keys.bands is not None:
+        parts.append(b"".join((band & (2**64 - 1)).to_bytes(8, "big") for band in keys.bands))
+    for text in (rec_id, conversation_id):
+        raw = text.encode("utf-8")
+        parts += [_LEN.pack(len(raw)), raw]
+    return b"".join(parts)
+
+
+def _read_side(fh, n_bands: int) -> tuple[str, str, DedupKeys]:
+    has_bands, digest = _SIDE_HEAD.unpack(fh.read(_SIDE_HEAD.size))
+    bands = None
+    if has_bands:
+        raw = fh.read(8 * n_bands)
+        bands = tuple(int.from_bytes(raw[8 * i:8 * i + 8], "big") | (i << 64) for i in range(n_bands))
+    texts = []
+    for _ in range(2):
+        (size,) = _LEN.unpack(fh.read(_LEN.size))
+        texts.append(fh.read(size).decode("utf-8"))
+    return texts[0], texts[1], DedupKeys(digest, bands)
 
 
 def _record_json(record: Record) -> dict:
     return json.loads(record.model_dump_json(exclude_none=True))
 
 
-def _read(path: Path) -> Iterator[dict]:
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            yield json.loads(line)
+def _kept(kept_path: Path, keys_path: Path, n_bands: int) -> Iterator[tuple[str, str, str, DedupKeys]]:
+    """(line, id, conversation id, dedup keys) of every kept record, in order."""
+    with kept_path.open(encoding="utf-8") as lines, keys_path.open("rb") as side:
+        for line in lines:
+            yield (line, *_read_side(side, n_bands))
 
 
 def _eval_item(rec: dict, tokenizer, edges: list[int]) -> dict | None:
@@ -198,18 +270,19 @@ def run(params, root: Path) -> dict:
             atomic_dirs(out, ["evalset", "pools", "split"]) as staged:
         tmp = Path(tmp_s)
         (tmp / "split").mkdir()
-        kept_path, first_seen = _scrubbed_records(params, root, tmp, report)
+        kept_path, keys_path, first_seen = _scrubbed_records(params, root, tmp, report)
         (tmp / "split" / "rejects.jsonl").replace(staged["split"] / "rejects.jsonl")
         assign = _Assigner(params.split, first_seen) if first_seen else None
         dd = params.split.dedup
         dedup = Deduplicator(dd.near_threshold, dd.num_perm)
+        kept_records = functools.partial(_kept, kept_path, keys_path, dedup.n_bands)
         counts: Counter[str] = Counter()
         composition: Counter[str] = Counter()
         with (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups:
             # Pass 2: the evaluation pool alone (never influenced by calibration-pool records).
             with (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
-                for rec in _unique(kept_path, assign, "eval", dedup, dups, counts):
-                    item = _eval_item(rec, tokenizer, edges)
+                for line in _unique(kept_records(), assign, "eval", dedup, dups, counts):
+                    item = _eval_item(json.loads(line), tokenizer, edges)
                     if item is None:
                         counts["eval_unscorable"] += 1
                         continue
@@ -218,9 +291,9 @@ def run(params, root: Path) -> dict:
                     ev.write(jsonl_line(item))
             # Pass 3: the calibration pool, deduplicated within itself and against eval.
             with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
-                for rec in _unique(kept_path, assign, "calibration", dedup, dups, counts):
+                for line in _unique(kept_records(), assign, "calibration", dedup, dups, counts):
                     counts["calibration"] += 1
-                    cal.write(jsonl_line(rec))
+                    cal.write(line)  # kept lines are canonical already (jsonl_line)
         report["split"] = dict(sorted(counts.items()))
         if sum(counts.values()) != report["ingest"]["kept"]:  # every kept record is accounted for
             raise RuntimeError(f"split lost records: kept {report['ingest']['kept']}, accounted {dict(counts)}")
@@ -236,17 +309,17 @@ def run(params, root: Path) -> dict:
 
 
 
-def _unique(kept_path: Path, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[dict]:
-    """The pool's records that are not duplicates of one kept before; duplicates are logged."""
-    for rec in _read(kept_path):
-        if assign(rec["conversation_id"]) != pool:
+def _unique(kept, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[str]:
+    """The pool's kept lines that are not duplicates of one kept before; duplicates are logged."""
+    for line, rec_id, conversation_id, keys in kept:
+        if assign(conversation_id) != pool:
             continue
-        res = dedup.add(rec["id"], prompt_text(rec["messages"]))
+        res = dedup.add_keys(rec_id, keys)
         if res.kept:
-            yield rec
+            yield line
             continue
         counts[f"{pool}_duplicates"] += 1
-        dups.write(jsonl_line({"id": rec["id"], "pool": pool, **_dup(res)}))
+        dups.write(jsonl_line({"id": rec_id, "pool": pool, **_dup(res)}))
 
 
 def _dup(res) -> dict:

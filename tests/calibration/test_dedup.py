@@ -128,3 +128,60 @@ def test_conversation_text_joins_roles_and_contents():
         "messages": [{"role": "user", "content": "Where is my parcel?"},
                      {"role": "assistant", "content": "It ships today."}]})
     assert conversation_text(record) == "user: Where is my parcel?\nassistant: It ships today."
+
+
+def _datasketch_reference(items, threshold, num_perm):
+    """What Deduplicator did with datasketch's own in-memory MinHashLSH (every key of every
+    bucket kept): the compact index must decide exactly the same."""
+    import hashlib
+
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm,
+                     hashfunc=lambda band: hashlib.blake2b(band, digest_size=8).digest())
+    exact, keys, out = {}, [], []
+    for key, text in items:
+        digest = hashlib.sha256(normalize_text(text).encode()).digest()[:16]
+        if digest in exact:
+            out.append((key, keys[exact[digest]], None))
+            continue
+        signature = minhash(text, num_perm)
+        candidates = lsh.query(signature) if signature is not None else []
+        if candidates:
+            out.append((key, None, keys[min(candidates)]))
+            continue
+        exact[digest] = len(keys)
+        if signature is not None:
+            lsh.insert(len(keys), signature, check_duplication=False)
+        keys.append(key)
+        out.append((key, None, None))
+    return out
+
+
+@pytest.mark.parametrize("threshold,num_perm", [(0.8, 128), (0.5, 64), (0.9, 32)])
+def test_compact_index_decides_like_datasketch_lsh(threshold, num_perm):
+    rng = random.Random(7)
+    items = []
+    for i in range(300):
+        roll = rng.random()
+        if items and roll < 0.3:  # a near copy of an earlier text
+            base = rng.choice(items)[1]
+            text = edit(base, min(len(base.split()), rng.randint(1, 12)), seed=i)
+        elif items and roll < 0.4:
+            text = rng.choice(items)[1].upper()  # an exact copy after normalisation
+        elif roll < 0.45:
+            text = rng.choice(["", "  ", "!!", "ok"])  # no or few words
+        else:
+            text = paragraph(1000 + i, rng.randint(3, 60))
+        items.append((f"k{i}", text))
+    dedup = Deduplicator(threshold, num_perm)
+    got = [(r.key, r.exact_duplicate_of, r.near_duplicate_of) for r in (dedup.add(k, t) for k, t in items)]
+    expected = _datasketch_reference(items, threshold, num_perm)
+    assert got == expected
+    assert any(near for _, _, near in got) and any(ex for _, ex, _ in got)
+
+
+def test_precomputed_keys_give_the_same_decisions():
+    texts = [(f"k{i}", paragraph(i % 7, 40) if i % 3 else edit(paragraph(i % 7, 40), 2, i)) for i in range(40)]
+    a, b = Deduplicator(0.8, 128), Deduplicator(0.8, 128)
+    assert [a.add(k, t) for k, t in texts] == [b.add_keys(k, b.keys_of(t)) for k, t in texts]

@@ -415,3 +415,58 @@ def test_raw_values_never_reach_the_log(scrubber, caplog):
     assert "EMAIL" in caplog.text
     for raw in ("example.com", "555-0147", "Priya", "Sharma"):
         assert raw not in caplog.text
+
+
+# ------------------------------------------------------------------ cached, gated detection
+
+GATE_TEXTS = [
+    "Hi, I'm Jane Doe, call me on +44 20 7946 0958 or mail jane.doe@example.com.",
+    "My SSN is 078-05-1120 and my card 4111 1111 1111 1111. Ship to 221B Baker Street, London NW1 6XE.",
+    "Server fe80::1ff:fe23:4567:890a and 10.0.0.12 are down; token: sk-abcDEF1234567890ghijKLMN",
+    "Dear Mr Smith, thanks for waiting. Kind regards, Anna Lee",
+    "no digits, no at sign, no colon here at all",
+    "Only a colon: here, and ::1 loopback",
+    "Calle Mayor 5, 28013 Madrid / Hauptstraße 12a, 10115 Berlin / 北京市朝阳区建国路88号",
+    "Order ORD-48213377 costs 12.50 EUR; version 1.2.3.4; call (617) 758-7913.",
+    "Arabic-Indic digits ٠١٢٣٤٥٦٧٨٩ and fullwidth ０１２３４５６７８９ count as digits too",
+    "password: hunter22 and Bearer abcdef123456 and user:pass@host",
+    "Name: <PERSON_1>, phone <PHONE_2>, email x@y.io",
+]
+
+
+def _ungated_spans(scrubber, text):
+    """Every detector run on every text, in the scrubber's order (what _analyse must equal)."""
+    from pipeline.calibration import pii
+
+    kinds = scrubber.config.kinds
+    spans = []
+    for kind, detector in (("EMAIL", pii._emails), ("URL_CREDENTIALS", pii._url_credentials),
+                           ("SECRET", pii._secrets), ("NATIONAL_ID", pii._national_ids),
+                           ("CARD", pii._cards), ("IP", pii._ips)):
+        if kind in kinds:
+            spans.extend(detector(text))
+    addresses = tuple(pii._addresses(text))
+    if "ADDRESS" in kinds:
+        spans.extend(addresses)
+    if "PERSON" in kinds:
+        spans.extend(pii._persons(text, addresses))
+    if "PHONE" in kinds:
+        spans.extend(pii._phones(text, scrubber.config.phone_regions))
+    spans.extend(pii._terms(text, scrubber._dict_re, scrubber._dict_kinds))
+    return tuple(spans)
+
+
+@pytest.mark.parametrize("text", GATE_TEXTS)
+def test_gated_detection_equals_running_every_detector(scrubber, text):
+    from pipeline.calibration.pii import _mask_placeholders
+
+    masked = _mask_placeholders(text)
+    assert scrubber._analyse(masked)[0] == _ungated_spans(scrubber, masked)
+
+
+def test_cached_detection_does_not_leak_between_records():
+    first = Scrubber(PIIConfig())
+    texts = GATE_TEXTS + GATE_TEXTS[::-1]
+    fresh = [Scrubber(PIIConfig()).scrub_text(t) for t in texts]
+    assert [first.scrub_text(t) for t in texts] == fresh
+    assert [first.scrub_text(t) for t in texts] == fresh  # all from the cache now

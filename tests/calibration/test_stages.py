@@ -454,3 +454,32 @@ def test_pii_dictionary_terms_are_scrubbed_from_reject_excerpts(repo, model_dir,
         assert term not in (data / name).read_text()
     [reject] = read_jsonl(data / "split" / "rejects.jsonl")
     assert term not in reject["excerpt"], reject["excerpt"]
+
+
+# --------------------------------------------------------------------- parallel scrubbing
+
+SPLIT_DIRS = ("evalset", "pools", "split")
+
+
+def _split_with(project, repo, model_dir, root: Path, **split_params) -> dict[str, bytes]:
+    shutil.copytree(project.root / "logs", root / "logs")
+    write_params(root, repo, model_dir)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["split"].update(split_params)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    params, _ = run_split(root)
+    return snapshot(root / params.split.out_dir, SPLIT_DIRS)
+
+
+@pytest.mark.parametrize("by", ["conversation_id", "date"])
+def test_split_outputs_do_not_depend_on_the_number_of_workers(project, repo, model_dir, tmp_path, by):
+    extra = {"by": by, "eval_recent_days": 20} if by == "date" else {}
+    serial = _split_with(project, repo, model_dir, tmp_path / "one", workers=1, **extra)
+    parallel = _split_with(project, repo, model_dir, tmp_path / "three", workers=3, **extra)
+    assert sorted(serial) == sorted(parallel)
+    assert [name for name in serial if serial[name] != parallel[name]] == []
+    if by == "conversation_id":  # the project ran with the default (one worker per core)
+        assert serial == snapshot(project.data, SPLIT_DIRS)
+    else:
+        report = json.loads(serial["split/report.json"])
+        assert report["split"]["eval"] > 0 and report["split"]["calibration"] > 0
