@@ -56,6 +56,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _shown(value) -> str:
+    """An argument as recorded: paths inside the repository relative to it."""
+    if isinstance(value, Path) and value.resolve().is_relative_to(REPO):
+        return value.resolve().relative_to(REPO).as_posix()
+    return str(value)
 sys.path.insert(0, str(REPO))
 
 CONFIG = REPO / "benchmarks" / "llama-8b-config.json"
@@ -370,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarize(runs, schemes)
     print_table(rows, args, env)
     if args.json:
-        args.json.write_text(json.dumps({"environment": env, "args": {k: str(v) for k, v in vars(args).items()},
+        args.json.write_text(json.dumps({"environment": env, "args": {k: _shown(v) for k, v in vars(args).items()},
                                          "runs": runs, "summary": rows, "failed": failed}, indent=2) + "\n")
     if failed:
         print("\nfailed:\n" + "\n".join(failed), file=sys.stderr)
