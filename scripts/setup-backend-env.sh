@@ -2,8 +2,8 @@
 # Idempotent set-up of an alternative quantization backend in its own locked environment.
 # GPTQModel, NVIDIA ModelOpt and AutoAWQ each pin a transformers (and torch) that conflicts
 # with llm-compressor's, so none of them shares the core environment: the quantize stage runs
-# each as a subprocess (`python -m pipeline.quantize.workers.<name>`) with that environment's
-# Python.
+# each as a subprocess with that environment's Python (`python -m pipeline.quantize.<name>`:
+# the backend's module is also its worker).
 #
 # The environment lives outside the checkout, keyed by its lock file's hash, so every clone on
 # a machine shares one: ${QPIPE_CACHE:-~/.cache/qpipe}/envs/<name>-<hash>. One you already have
