@@ -3,6 +3,7 @@ llm-compressor ``oneshot`` call, alternated, each in a fresh process.
 
     python benchmarks/gpu_quantize.py --schemes fp8,nvfp4 --samples 128 --seq-len 2048 --repeats 1
     python benchmarks/gpu_quantize.py --schemes gptq --json results.json
+    python benchmarks/gpu_quantize.py --schemes gptq --gpus 2,1 --json gpus.json   # 2 GPUs vs 1, through qpipe
     python benchmarks/gpu_quantize.py --config tiny.json --device cpu --samples 4 --seq-len 128  # smoke test
 
 On one H200 (benchmarks/RESULTS.md) the model is built and saved in ~35 s, and one pair (qpipe +
@@ -39,6 +40,11 @@ The two ways, per scheme, in turn (the order flips on every repeat):
 Prints per scheme the wall time of each child process (python start and imports included), peak
 GPU memory (``torch.cuda.max_memory_allocated`` after saving), artifact size (manifest files
 excluded) and qpipe / raw (goal ≤ 1.05). Artifacts are deleted after each run (disk).
+
+With ``--gpus 2,1`` the ways are instead qpipe over 2 GPUs (``quantize.gpus: 2``: torchrun, one
+process per GPU, llm-compressor's distributed oneshot) and qpipe on 1 GPU, alternated the same
+way; the table gives each one's time, the largest per-process peak GPU memory, and the speed-up
+over one GPU. The JSON file is rewritten after every run, so a run cut short keeps what it did.
 """
 
 from __future__ import annotations
@@ -103,9 +109,10 @@ def child_qpipe(spec: dict) -> dict:
     params.split.out_dir = Path(spec["data_dir"])
     params.variants[spec["variant"]].recipe = Path(spec["recipe"])
     root = Path(spec["out"])
-    m = stage.run(params, root, spec["variant"], device=spec["device"])
+    m = stage.run(params, root, spec["variant"], device=spec["device"], gpus=spec.get("gpus", 1))
     q = m["quantization"]
     return {"artifact": str(root / "artifacts" / spec["variant"]), "peak_gpu_bytes": q["peak_gpu_bytes"],
+            "processes": q["processes"], "peak_gpu_bytes_per_process": q.get("peak_gpu_bytes_per_process"),
             "quantize_s": q["wall_seconds"], "device": q["device"], "gpu": q["gpu"],
             "load_check_s": m["load_check"].get("seconds"), "load_check_device": m["load_check"].get("device"),
             "tool_versions": m["tool_versions"]}
@@ -139,7 +146,7 @@ def child_raw(spec: dict) -> dict:
 def child(way: str, spec_path: Path) -> None:
     t0 = time.perf_counter()
     spec = json.loads(spec_path.read_text())
-    result = {"build": child_build, "qpipe": child_qpipe, "raw": child_raw}[way](spec)
+    result = {"build": child_build, "qpipe": child_qpipe, "raw": child_raw}[way.split("@")[0]](spec)
     Path(spec["result"]).write_text(json.dumps(result | {"work_s": time.perf_counter() - t0}))
 
 
@@ -264,10 +271,11 @@ def dir_bytes(path: Path) -> int:
 def one_run(way: str, short: str, spec: dict, run_dir: Path) -> dict:
     from pipeline.artifacts.manifest import verify
 
-    r = run_child(way, spec, run_dir)
+    gpus = int(way.split("@")[1]) if "@" in way else 1
+    r = run_child(way, spec | {"gpus": gpus}, run_dir)
     artifact = Path(r.pop("artifact"))
     r |= {"way": way, "scheme": short, "size": dir_bytes(artifact)}
-    if way == "qpipe":
+    if way.startswith("qpipe"):
         problems = verify(artifact)
         r["manifest_ok"] = problems == []
         r["manifest_problems"] = [str(p) for p in problems]
@@ -275,8 +283,48 @@ def one_run(way: str, short: str, spec: dict, run_dir: Path) -> dict:
     log(f"{short:<6} {way:<5} wall {r['wall_s']:7.1f} s  peak GPU {gib(r['peak_gpu_bytes'])} GiB  "
         f"size {r['size'] / 2**30:6.2f} GiB" + (f"  quantize {r['quantize_s']:.1f} s  load check "
         f"{r['load_check_s']} s on {r['load_check_device']}  manifest "
-        f"{'verified' if r['manifest_ok'] else r['manifest_problems']}" if way == "qpipe" else ""))
+        f"{'verified' if r['manifest_ok'] else r['manifest_problems']}" if way.startswith("qpipe") else ""))
     return r
+
+
+def summarize_gpus(runs: list[dict], schemes: list[str], ways: list[str]) -> list[dict]:
+    """Per scheme and GPU count: median wall and quantize time, peak GPU, size, speed-up."""
+    rows = []
+    for short in schemes:
+        row = {"scheme": short}
+        for way in ways:
+            mine = [r for r in runs if r["scheme"] == short and r["way"] == way]
+            if mine:
+                row[way] = {"runs": len(mine), "wall_s": statistics.median(r["wall_s"] for r in mine),
+                            "quantize_s": statistics.median(r["quantize_s"] for r in mine),
+                            "peak_gpu_gib": max((r["peak_gpu_bytes"] or 0) for r in mine) / 2**30,
+                            "size_gib": statistics.median(r["size"] for r in mine) / 2**30,
+                            "manifest_ok": all(r["manifest_ok"] for r in mine)}
+        one = row.get("qpipe@1")
+        for way in ways:
+            if one and way in row and way != "qpipe@1":
+                row[way]["speedup_wall"] = one["wall_s"] / row[way]["wall_s"]
+                row[way]["speedup_quantize"] = one["quantize_s"] / row[way]["quantize_s"]
+        rows.append(row)
+    return rows
+
+
+def print_gpus_table(rows: list[dict], ways: list[str], args, env: dict) -> None:
+    print(f"\n{env['gpu']}; " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()))
+    print(f"{args.samples} samples × {args.seq_len} tokens; {args.repeats} alternated run(s) per way "
+          "(median); all through qpipe\n")
+    print("| scheme | GPUs | wall s | quantize s | speed-up vs 1 GPU (wall, quantize) | peak GPU GiB "
+          "(largest process) | size GiB | manifest |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        for way in ways:
+            if way not in r:
+                continue
+            w = r[way]
+            up = (f"{w['speedup_wall']:.2f}×, {w['speedup_quantize']:.2f}×" if "speedup_wall" in w else "—")
+            print(f"| {r['scheme']} | {way.split('@')[1]} | {w['wall_s']:.1f} | {w['quantize_s']:.1f} | {up} "
+                  f"| {w['peak_gpu_gib']:.2f} | {w['size_gib']:.2f} | "
+                  f"{'verified' if w['manifest_ok'] else 'MISMATCH'} |")
 
 
 def summarize(runs: list[dict], schemes: list[str]) -> list[dict]:
@@ -347,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/qpipe-gpu-bench"),
                     help="model, calibration set and scratch artifacts (needs ~40 GB free)")
     ap.add_argument("--json", type=Path, default=None, help="also write every run and the summary here")
+    ap.add_argument("--ways", default=",".join(WAYS), help="qpipe,raw (default), or one of them: "
+                    "the two sides of a pair in separate calls when one call cannot hold both")
+    ap.add_argument("--gpus", default=None, help="e.g. 2,1: compare qpipe over that many GPUs "
+                    "(quantize.gpus) instead of qpipe with raw")
     ap.add_argument("--child", nargs=2, metavar=("WAY", "SPEC"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -365,24 +417,42 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     specs = specs_for(schemes, model_dir, args.workdir / "data", args)
     log(f"calibration set: {args.samples} × {args.seq_len} tokens in {time.perf_counter() - t0:.0f} s")
+    ways = tuple(w.strip() for w in args.ways.split(",") if w.strip())
+    if not ways or set(ways) - set(WAYS):
+        ap.error(f"--ways takes {', '.join(WAYS)} (one or both)")
+    if args.gpus:
+        counts = [int(g) for g in args.gpus.split(",") if g.strip()]
+        if not counts or min(counts) < 1:
+            ap.error("--gpus takes positive GPU counts, e.g. 2,1")
+        ways = tuple(f"qpipe@{g}" for g in counts)
     runs, failed = [], []
+
+    def record(rows=None) -> None:
+        if args.json:  # after every run: a call cut short keeps what it measured
+            args.json.write_text(json.dumps({"environment": env, "args": {k: _shown(v) for k, v in vars(args).items()},
+                                             "runs": runs, "summary": rows, "failed": failed}, indent=2) + "\n")
+
     for i in range(args.repeats):
         for short in schemes:
-            for way in (WAYS if i % 2 == 0 else WAYS[::-1]):  # A B, then B A: neither always first
+            for way in (ways if i % 2 == 0 else ways[::-1]):  # A B, then B A: neither always first
                 try:
                     runs.append(one_run(way, short, specs[short], args.workdir / "runs" / f"{short}-{i}-{way}"))
                 except RuntimeError as err:
                     failed.append(f"{short} {way}: {err}")
                     log(f"FAILED {short} {way}: {err}")
-    rows = summarize(runs, schemes)
-    print_table(rows, args, env)
-    if args.json:
-        args.json.write_text(json.dumps({"environment": env, "args": {k: _shown(v) for k, v in vars(args).items()},
-                                         "runs": runs, "summary": rows, "failed": failed}, indent=2) + "\n")
+                record()
+    if args.gpus:
+        rows = summarize_gpus(runs, schemes, list(ways))
+        print_gpus_table(rows, list(ways), args, env)
+        ok = all(w.get("manifest_ok", True) for r in rows for w in r.values() if isinstance(w, dict))
+    else:
+        rows = summarize(runs, schemes)
+        print_table(rows, args, env)
+        ok = all(r["qpipe"]["manifest_ok"] for r in rows)
+    record(rows)
     if failed:
         print("\nfailed:\n" + "\n".join(failed), file=sys.stderr)
-    return 1 if failed or not all(r["qpipe"]["manifest_ok"] for r in rows) else 0
-
+    return 1 if failed or not ok else 0
 
 if __name__ == "__main__":
     sys.exit(main())

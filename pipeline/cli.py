@@ -179,7 +179,10 @@ def calib_freeze(name: str, params: Path = ParamsOpt,
 def quantize(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
              params: Path = ParamsOpt,
              device: Optional[str] = typer.Option(None, help="cpu | cuda | cuda:N | auto "
-                                                  "(default: params quantize.device)")) -> None:
+                                                  "(default: params quantize.device)"),
+             gpus: Optional[int] = typer.Option(None, min=1, help="GPUs to spread an "
+                                                "llm-compressor run over (default: params "
+                                                "quantize.gpus)")) -> None:
     """Quantize one variant into artifacts/<variant> (manifest + SHA256SUMS, atomically)."""
     from pipeline.quantize.base import BackendError
     from pipeline.quantize.stage import run
@@ -191,7 +194,8 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
                       f"Available: {', '.join(p.variants)}")
         raise typer.Exit(2)
     try:
-        m = run(p, params.resolve().parent, variant, device=device or p.quantize.device)
+        m = run(p, params.resolve().parent, variant, device=device or p.quantize.device,
+                gpus=gpus or p.quantize.gpus)
     except BackendError as err:
         console.print(f"[red]{err}[/red]", markup=False, soft_wrap=True)
         raise typer.Exit(1) from err

@@ -375,6 +375,18 @@ class QuantizeConfig(_Section):
     sequential pipeline onloads one layer at a time, so a model larger than the GPU fits."""
 
     device: Device = "cpu"  # cpu | cuda | cuda:N | auto (cuda when one is present)
+    # GPUs one llm-compressor run is spread over (torchrun, one process per GPU): each process
+    # calibrates on its share of the samples, GPTQ's layer solves are divided among them.
+    gpus: PositiveInt = 1
+
+    @model_validator(mode="after")
+    def _gpus_need_cuda(self) -> QuantizeConfig:
+        if self.gpus > 1 and (self.device == "cpu" or self.device.startswith("cuda:")):
+            _fail([(("gpus",), f"gpus: {self.gpus} spreads quantization over the first {self.gpus} "
+                    f"visible GPUs, which device {self.device!r} does not allow",
+                    "set device: cuda (or auto), and choose the GPUs with CUDA_VISIBLE_DEVICES; "
+                    "or set gpus: 1")])
+        return self
 
 
 # ── serving and evaluation ─────────────────────────────────────────────────────────────────

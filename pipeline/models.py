@@ -27,7 +27,9 @@ def load_tokenizer(path: Path | str, *, trust_remote_code: bool = False):
 
 
 def load_model(path: Path | str, *, dtype: str = "bfloat16", trust_remote_code: bool = False,
-               device: str = "cpu"):
+               device: str = "cpu", device_map: str | None = None):
+    """The model on ``device``; or placed by ``device_map`` (e.g. llm-compressor's
+    "auto_offload" inside its loading context), then left where that put it."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM
@@ -35,5 +37,7 @@ def load_model(path: Path | str, *, dtype: str = "bfloat16", trust_remote_code: 
     path = Path(path)
     _check(path)
     torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, local_files_only=True,
-                                                trust_remote_code=trust_remote_code).to(device)
+    placement = {} if device_map is None else {"device_map": device_map}
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, local_files_only=True,
+                                                 trust_remote_code=trust_remote_code, **placement)
+    return model if device_map is not None else model.to(device)

@@ -55,6 +55,7 @@ class QuantizeRequest:
     dtype: str = "bfloat16"
     trust_remote_code: bool = False
     device: str = "cpu"
+    processes: int = 1              # >1: one process per GPU under torchrun (llm-compressor)
 
 
 @dataclass
@@ -254,29 +255,37 @@ class ExternalBackend(Backend):
             return json.loads(res_path.read_text())
 
     def _run(self, python: str, module: str, req: QuantizeRequest, req_path: Path, res_path: Path) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-        env.setdefault("HF_HUB_OFFLINE", "1")
-        env.setdefault("TRANSFORMERS_OFFLINE", "1")
-        if req.device == "cpu":
-            env["CUDA_VISIBLE_DEVICES"] = ""
-        cmd = [python, "-m", f"pipeline.quantize.{module}", str(req_path), str(res_path)]
-        tail: deque[str] = deque(maxlen=60)
-        # Its output goes through to the stage's (DVC's) output as it comes, its tail into errors.
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=env, errors="replace") as proc:
-            try:
-                for line in proc.stdout:
-                    sys.stderr.write(f"[{self.name}] {line}")
-                    tail.append(line.rstrip())
-                proc.wait()
-            except BaseException:  # Ctrl-C: the worker goes too
-                proc.kill()
-                raise
-        if proc.returncode != 0:
-            raise BackendError(f"{self.name} failed on variant {req.variant!r} with recipe "
-                               f"{req.recipe} (exit {proc.returncode}); its output ends:\n"
-                               + "\n".join(tail))
+        run_worker(self.name, [python, "-m", f"pipeline.quantize.{module}", str(req_path),
+                               str(res_path)], req)
+
+
+def worker_env(req: QuantizeRequest) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if req.device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def run_worker(name: str, cmd: list[str], req: QuantizeRequest) -> None:
+    """Run a backend's worker process; its output goes through to the stage's (DVC's) output as
+    it comes, and its tail into the error if it fails."""
+    tail: deque[str] = deque(maxlen=60)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=worker_env(req), errors="replace") as proc:
+        try:
+            for line in proc.stdout:
+                sys.stderr.write(f"[{name}] {line}")
+                tail.append(line.rstrip())
+            proc.wait()
+        except BaseException:  # Ctrl-C: the worker goes too
+            proc.kill()
+            raise
+    if proc.returncode != 0:
+        raise BackendError(f"{name} failed on variant {req.variant!r} with recipe {req.recipe} "
+                           f"(exit {proc.returncode}); its output ends:\n" + "\n".join(tail))
 
 
 # ── the worker side (runs in the backend's environment) ───────────────────────────────

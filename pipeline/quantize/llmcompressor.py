@@ -9,18 +9,37 @@ On a GPU the model is loaded into host memory and stays there: llm-compressor's 
 pipelines (sequential for calibrated schemes, data-free for FP8 dynamic) onload one layer at a
 time to the first visible GPU, so a model larger than the GPU is quantized all the same; only
 a layer's weights and one batch of activations are on the GPU at a time.
+
+Over several GPUs (``quantize.gpus`` > 1) the run is llm-compressor's distributed oneshot: this
+module is started once per GPU by torchrun (``python -m torch.distributed.run --standalone
+--nproc-per-node N -m pipeline.quantize.llmcompressor request.json result.json``); the first
+process loads the weights and shares them with the others, each calibrates on its own contiguous
+share of the samples, GPTQ's Hessians are summed and its layer solves divided among the
+processes, and the first one saves the artifact. The stage around it (load check, manifest,
+atomic rename) is the same.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import sys
+import tempfile
 from pathlib import Path
 
 import yaml
 
 from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
-from pipeline.quantize.base import BACKENDS, Backend, BackendError, QuantizeRequest, QuantizeResult
+from pipeline.quantize.base import (
+    BACKENDS,
+    Backend,
+    BackendError,
+    QuantizeRequest,
+    QuantizeResult,
+    run_worker,
+    write_result,
+)
 
 log = logging.getLogger(__name__)
 
@@ -122,31 +141,10 @@ class LlmCompressorBackend(Backend):
             problems.append(f"{req.variant}: scheme {req.scheme} needs a calibration set")
         return problems
 
-    @staticmethod
-    def _set_max_len(req: QuantizeRequest) -> int | None:
-        """The calibration set's own token limit (its samples are already cut to it)."""
-        import json
-
-        if req.calibration_dir is None or not (req.calibration_dir / "card.json").is_file():
-            return None
-        card = json.loads((req.calibration_dir / "card.json").read_text())
-        return card.get("params", {}).get("set", {}).get("max_seq_len")
-
-    def _dataset(self, req: QuantizeRequest, tokenizer, max_len: int):
-        from datasets import Dataset
-
-        ds = Dataset.from_parquet(str(req.calibration_dir / "data.parquet"))
-        ds = ds.map(lambda r: tokenizer(r["text"], add_special_tokens=False, truncation=True,
-                                        max_length=max_len),
-                    remove_columns=ds.column_names)
-        return ds
-
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
+        if req.processes > 1:
+            return self._quantize_distributed(req)
         llmc = self.require("llmcompressor")
-        import compressed_tensors
-        import torch
-        import transformers
-
         from pipeline.models import load_model, load_tokenizer
 
         _disable_pinning_without_accelerator()
@@ -155,26 +153,156 @@ class LlmCompressorBackend(Backend):
         # Host memory on every device: on a GPU, oneshot onloads layer by layer (see above).
         model = load_model(req.model_dir, dtype=req.dtype, trust_remote_code=req.trust_remote_code,
                            device="cpu")
-        max_len = int(req.options.get("max_seq_length") or self._set_max_len(req) or 512)
-        kwargs = {}
-        n = 0
-        if req.calibration_dir is not None and req.scheme != "fp8_dynamic":
-            ds = self._dataset(req, tokenizer, max_len)
-            n = len(ds)
-            kwargs = dict(dataset=ds, num_calibration_samples=n, max_seq_length=max_len)
-        try:
-            llmc.oneshot(model=model, recipe=str(req.recipe), processor=tokenizer, **kwargs)
-        except Exception as err:  # surface which variant and recipe failed, keep the cause
-            raise BackendError(f"llm-compressor failed on variant {req.variant!r} with recipe "
-                               f"{req.recipe}: {err}") from err
+        max_len = _max_len(req.calibration_dir, req.options)
+        ds = _dataset(req.calibration_dir, req.scheme, tokenizer, max_len)
+        n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=req.variant, recipe=req.recipe)
         model.save_pretrained(req.out_dir, save_compressed=True)
         tokenizer.save_pretrained(req.out_dir)
         return QuantizeResult(
-            format="compressed-tensors",
-            tool_versions={"llmcompressor": llmc.__version__,
-                           "compressed-tensors": compressed_tensors.__version__,
-                           "transformers": transformers.__version__, "torch": torch.__version__},
+            format="compressed-tensors", tool_versions=_versions(llmc),
             details={"calibration_samples": n, "max_seq_length": max_len if n else None,
+                     "processes": 1,
                      "onloading": None if req.device == "cpu" else
                      "host memory, onloaded layer by layer by llm-compressor's pipeline"},
             notes=notes)
+
+    def _quantize_distributed(self, req: QuantizeRequest) -> QuantizeResult:
+        """One process per GPU under torchrun (see the module docstring); this process waits."""
+        self.require("llmcompressor")
+        request = {"variant": req.variant, "scheme": req.scheme, "model_dir": str(req.model_dir),
+                   "out_dir": str(req.out_dir), "recipe": str(req.recipe),
+                   "calibration_dir": None if req.calibration_dir is None else str(req.calibration_dir),
+                   "options": dict(req.options), "dtype": req.dtype, "device": req.device,
+                   "trust_remote_code": req.trust_remote_code}
+        with tempfile.TemporaryDirectory(prefix="qpipe-llmcompressor-") as tmp:
+            req_path, res_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
+            req_path.write_text(json.dumps(request))
+            run_worker(self.name, [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                   f"--nproc-per-node={req.processes}", "-m",
+                                   "pipeline.quantize.llmcompressor", str(req_path), str(res_path)],
+                       req)
+            if not res_path.is_file():
+                raise BackendError(f"llm-compressor's processes for variant {req.variant!r} exited "
+                                   "without a result — see their output above")
+            result = json.loads(res_path.read_text())
+        return QuantizeResult(format="compressed-tensors", tool_versions=result["tool_versions"],
+                              details=result["details"], notes=result["notes"])
+
+
+def _max_len(calibration_dir: Path | None, options: dict) -> int:
+    """The token limit: the variant's option, else the calibration set's own (its samples are
+    already cut to it), else 512."""
+    card = None
+    if calibration_dir is not None and (calibration_dir / "card.json").is_file():
+        card = json.loads((calibration_dir / "card.json").read_text())
+    from_card = (card or {}).get("params", {}).get("set", {}).get("max_seq_len")
+    return int(options.get("max_seq_length") or from_card or 512)
+
+
+def _dataset(calibration_dir: Path | None, scheme: str, tokenizer, max_len: int,
+             share: tuple[int, int] = (0, 1)):
+    """The calibration rows tokenized with the base tokenizer (None: the scheme takes no data).
+    ``share`` = (index, count): this process's contiguous share of the rows."""
+    if calibration_dir is None or scheme == "fp8_dynamic":
+        return None
+    from datasets import Dataset
+
+    ds = Dataset.from_parquet(str(calibration_dir / "data.parquet"))
+    index, count = share
+    if count > 1:
+        if len(ds) < count:
+            raise BackendError(f"{calibration_dir}: {len(ds)} calibration sample(s) cannot be "
+                               f"shared among {count} processes — fix: use more samples or "
+                               "fewer GPUs (quantize.gpus)")
+        ds = ds.shard(num_shards=count, index=index, contiguous=True)
+    return ds.map(lambda r: tokenizer(r["text"], add_special_tokens=False, truncation=True,
+                                      max_length=max_len),
+                  remove_columns=ds.column_names)
+
+
+def _oneshot(llmc, model, tokenizer, ds, max_len: int, *, variant: str, recipe) -> int:
+    """llm-compressor's oneshot with the recipe as written; the number of samples it saw."""
+    n = 0 if ds is None else len(ds)
+    kwargs = {} if ds is None else dict(dataset=ds, num_calibration_samples=n,
+                                        max_seq_length=max_len)
+    try:
+        llmc.oneshot(model=model, recipe=str(recipe), processor=tokenizer, **kwargs)
+    except Exception as err:  # surface which variant and recipe failed, keep the cause
+        raise BackendError(f"llm-compressor failed on variant {variant!r} with recipe "
+                           f"{recipe}: {err}") from err
+    return n
+
+
+def _versions(llmc) -> dict[str, str]:
+    import compressed_tensors
+    import torch
+    import transformers
+
+    return {"llmcompressor": llmc.__version__, "compressed-tensors": compressed_tensors.__version__,
+            "transformers": transformers.__version__, "torch": torch.__version__}
+
+
+# ── one process of a distributed run (started by torchrun) ──────────────────────────────────
+
+
+def _process_main(request: dict, result_path: Path) -> None:
+    import llmcompressor as llmc
+    import torch
+    import torch.distributed as dist
+    from llmcompressor.utils import load_context
+
+    from pipeline.models import load_model, load_tokenizer
+
+    cuda = request["device"] != "cpu"
+    if cuda:  # one GPU per process (LOCAL_RANK), NCCL
+        from compressed_tensors.offload import init_dist
+
+        init_dist()
+    else:     # processes on the CPU talk over gloo (used to test the orchestration without GPUs)
+        dist.init_process_group("gloo")
+        _disable_pinning_without_accelerator()
+    rank, world = dist.get_rank(), dist.get_world_size()
+    try:
+        model_dir = Path(request["model_dir"])
+        tokenizer = load_tokenizer(model_dir, trust_remote_code=request["trust_remote_code"])
+        # The first process reads the weights into host memory and shares them; the others
+        # start on the meta device (llm-compressor's loading context).
+        with load_context():
+            model = load_model(model_dir, dtype=request["dtype"], device_map="auto_offload",
+                               trust_remote_code=request["trust_remote_code"])
+        calib = None if request["calibration_dir"] is None else Path(request["calibration_dir"])
+        max_len = _max_len(calib, request["options"])
+        ds = _dataset(calib, request["scheme"], tokenizer, max_len, share=(rank, world))
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=request["variant"],
+                     recipe=request["recipe"])
+        out = Path(request["out_dir"])
+        model.save_pretrained(out, save_compressed=True)  # written by the first process
+        peak = int(torch.cuda.max_memory_allocated()) if cuda else None
+        gathered: list = [None] * world
+        dist.all_gather_object(gathered, {"samples": n, "peak_gpu_bytes": peak,
+                                          "device": str(torch.cuda.current_device()) if cuda else "cpu"})
+        if rank == 0:
+            tokenizer.save_pretrained(out)
+            write_result(result_path, {
+                "tool_versions": _versions(llmc),
+                "details": {"calibration_samples": sum(g["samples"] for g in gathered),
+                            "max_seq_length": max_len if n else None, "processes": world,
+                            "samples_per_process": [g["samples"] for g in gathered],
+                            "peak_gpu_bytes_per_process": [g["peak_gpu_bytes"] for g in gathered],
+                            "onloading": "llm-compressor distributed oneshot: weights in host "
+                            "memory, shared by the first process; each process onloads layer by "
+                            "layer to its own GPU" if cuda else
+                            "llm-compressor distributed oneshot over CPU processes (gloo)"},
+                "notes": []})
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: torchrun --nproc-per-node N -m pipeline.quantize.llmcompressor "
+                 "request.json result.json")
+    _process_main(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2]))

@@ -4,8 +4,10 @@ The artifact is written into a temporary directory beside ``artifacts/<variant>`
 into place only after its manifest is written: a run killed midway leaves nothing that verifies.
 
 Device (params ``quantize.device``, or ``qpipe quantize --device``): ``cpu``, ``cuda``,
-``cuda:N`` or ``auto`` (cuda when torch sees a CUDA device, else cpu). The manifest records the
-device the run actually used, the GPU's name and its peak GPU memory.
+``cuda:N`` or ``auto`` (cuda when torch sees a CUDA device, else cpu); ``quantize.gpus`` (or
+``--gpus``) > 1 spreads an llm-compressor run over that many GPUs (one process each, torchrun).
+The manifest records the device the run actually used, the GPU's name, the number of processes
+and the peak GPU memory (the largest of any process).
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ def _gpu_name(device: str) -> str | None:
     return torch.cuda.get_device_name(0)  # the run's GPU is the first (or only) one visible
 
 
-def request_for(params, root: Path, name: str, device: str = "cpu") -> QuantizeRequest:
+def request_for(params, root: Path, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
     v = params.variants[name]
     calib = None
     if v.needs_calibration:
@@ -183,15 +185,42 @@ def request_for(params, root: Path, name: str, device: str = "cpu") -> QuantizeR
                            calibration_dir=calib,
                            options={"gguf_pre_tokenizer": params.model.gguf_pre_tokenizer} | dict(v.options),
                            dtype=params.model.dtype,
-                           trust_remote_code=params.model.trust_remote_code, device=device)
+                           trust_remote_code=params.model.trust_remote_code, device=device,
+                           processes=gpus)
 
 
-def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
+def resolve_gpus(gpus: int, used: str, backend: str) -> tuple[int, list[str]]:
+    """How many processes (one per GPU) the run gets, and a note when fewer than asked."""
+    if gpus == 1:
+        return 1, []
+    if used == "cpu" or backend != "llmcompressor":
+        if used == "cpu":
+            raise BackendError(f"quantize.gpus is {gpus} but the run is on the CPU — fix: set "
+                               "quantize.device to cuda (or auto on a GPU host), or gpus: 1")
+        return 1, [f"quantize.gpus is {gpus}, but backend {backend!r} runs on one GPU; it used "
+                   f"{used}"]
+    import torch
+
+    seen = torch.cuda.device_count()
+    if seen < gpus:
+        raise BackendError(f"quantize.gpus is {gpus} but this process sees {seen} GPU(s) "
+                           f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}) — "
+                           f"fix: set gpus to {seen} or fewer, or make more GPUs visible")
+    return gpus, []
+
+
+def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) -> dict:
     v = params.variants[name]
     backend = get_backend(v.backend)
+    if gpus > 1 and device.startswith("cuda:"):
+        raise BackendError(f"--device {device} with {gpus} GPUs: a run over several GPUs takes the "
+                           "first ones visible — fix: use --device cuda and choose the GPUs with "
+                           "CUDA_VISIBLE_DEVICES")
     used = resolve_device(device)
-    # The backends run on the first visible GPU (the only one, after resolve_device for cuda:N).
-    req = request_for(params, root, name, "cpu" if used == "cpu" else "cuda:0")
+    processes, gpu_notes = resolve_gpus(gpus, used, v.backend)
+    # The backends run on the first visible GPU (the only one, after resolve_device for cuda:N);
+    # several processes take the first `processes` visible GPUs, one each.
+    req = request_for(params, root, name, "cpu" if used == "cpu" else "cuda:0", processes)
     problems = backend.check(req)
     if problems:  # before any model is loaded
         raise BackendError(f"variant {name!r} cannot be quantized:\n  - " + "\n  - ".join(problems))
@@ -208,7 +237,8 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
         # The larger of this process and its children (llama.cpp's tools run as subprocesses).
         peak_rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
-        peak_gpu = _peak_gpu(used)
+        peak_gpu = max((b for b in [_peak_gpu(used), *result.details.get("peak_gpu_bytes_per_process", [])]
+                        if b is not None), default=None)
         from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
 
         # The artifact's files are final: hash them while the load check reads them too.
@@ -232,8 +262,9 @@ def run(params, root: Path, name: str, *, device: str = "cpu") -> dict:
             "options": dict(v.options),
             "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
                              "peak_gpu_bytes": peak_gpu, "device": used, "device_requested": device,
+                             "processes": processes,
                              "gpu": _gpu_name(used), **result.details},
-            "load_check": check, "notes": result.notes, "git_commit": _git_commit(root),
+            "load_check": check, "notes": gpu_notes + result.notes, "git_commit": _git_commit(root),
         }
         manifest = build_manifest(req.out_dir, lineage=lineage, files=files.result())
     log.info("artifact %s: %s, %.1f MB, %.1f s", name, result.format,
