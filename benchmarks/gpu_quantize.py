@@ -279,6 +279,9 @@ def one_run(way: str, short: str, spec: dict, run_dir: Path) -> dict:
         problems = verify(artifact)
         r["manifest_ok"] = problems == []
         r["manifest_problems"] = [str(p) for p in problems]
+    logs = run_dir.parent.parent / "logs"  # the child's whole output outlives its artifact
+    logs.mkdir(exist_ok=True)
+    shutil.copy(run_dir / "child.log", logs / f"{run_dir.name}.log")
     shutil.rmtree(run_dir, ignore_errors=True)  # 5-9 GB each: the disk holds few
     log(f"{short:<6} {way:<5} wall {r['wall_s']:7.1f} s  peak GPU {gib(r['peak_gpu_bytes'])} GiB  "
         f"size {r['size'] / 2**30:6.2f} GiB" + (f"  quantize {r['quantize_s']:.1f} s  load check "
@@ -412,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
 
     env = environment()
     log(f"{env['gpu']}; {env['versions']}")
+    args.workdir = args.workdir.resolve()  # children run elsewhere
     args.workdir.mkdir(parents=True, exist_ok=True)
     model_dir = build_model(args.workdir, args.config.resolve(), args.seed)
     t0 = time.perf_counter()

@@ -237,8 +237,9 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
         # The larger of this process and its children (llama.cpp's tools run as subprocesses).
         peak_rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
-        peak_gpu = max((b for b in [_peak_gpu(used), *result.details.get("peak_gpu_bytes_per_process", [])]
-                        if b is not None), default=None)
+        # Over several GPUs the work is the processes' (this one waited): the largest of theirs.
+        per_process = [b for b in result.details.get("peak_gpu_bytes_per_process") or [] if b is not None]
+        peak_gpu = max(per_process) if per_process else _peak_gpu(used)
         from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
 
         # The artifact's files are final: hash them while the load check reads them too.
