@@ -439,7 +439,23 @@ def _phone_matches(window: str, regions: tuple[str, ...]) -> dict[tuple[int, int
                 if span not in found and (valid or _strongly_formatted(match.raw_string)):
                     e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
                     found[span] = (e164, valid)
+            if valid and _international_and_found(window, found):
+                return found  # no other region or pass can add to or change those
     return found
+
+
+def _international_and_found(window: str, found: dict[tuple[int, int], tuple[str, bool]]) -> bool:
+    """Whether every phone-shaped run of the window is a "+" number already found valid: such a
+    number parses the same in every region (the country code decides), so the other regions
+    would find the same spans again (the slow part of a window's matching)."""
+    if not found:
+        return False
+    for m in _PHONE_GATE_RE.finditer(window):
+        if not m.group().startswith("+"):
+            return False
+        if not any(start <= m.start() and m.end() <= end for start, end in found):
+            return False
+    return True
 
 
 def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
@@ -710,13 +726,21 @@ class Scrubber:
         """The record with every text field scrubbed, and replacements counted by kind."""
         if not self.enabled:
             return record, Counter()
-        mapping = PlaceholderMap()
         data = record.model_dump(mode="json")
+        counts = self.scrub_data(data)
+        return Record.model_validate(data), counts
+
+    def scrub_data(self, data: dict[str, Any]) -> Counter[str]:
+        """Scrub, in place, a record already validated and dumped to JSON types (the split
+        stage's workers receive records so); the replacements counted by kind."""
+        if not self.enabled:
+            return Counter()
+        mapping = PlaceholderMap()
         _map_text_fields(data, lambda text: (self.learn(text, mapping), text)[1])
         _map_text_fields(data, lambda text: self._replace(text, mapping) if text else text)
         if mapping.counts:
             logger.debug("record scrubbed: %s", dict(sorted(mapping.counts.items())))
-        return Record.model_validate(data), Counter(mapping.counts)
+        return Counter(mapping.counts)
 
 
 _TOOL_TEXT_KEYS = frozenset({"description", "examples", "example", "default"})
@@ -732,7 +756,8 @@ def _map_text_fields(data: dict[str, Any], fn: Callable[[str], str]) -> None:
     if rubric is not None:
         if rubric.get("key_facts") is not None:
             rubric["key_facts"] = [fn(fact) for fact in rubric["key_facts"]]
-        rubric["expected"] = _map_json(rubric.get("expected"), fn)
+        if "expected" in rubric:
+            rubric["expected"] = _map_json(rubric["expected"], fn)
     if data.get("tools") is not None:
         data["tools"] = [_map_tool(tool, fn, False) for tool in data["tools"]]
 

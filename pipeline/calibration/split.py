@@ -32,7 +32,6 @@ from typing import Iterator, NamedTuple
 from pipeline.calibration.dedup import DedupKeys, Deduplicator, dedup_keys_of
 from pipeline.calibration.ingest import Ingestor, Reject, discover_files
 from pipeline.calibration.pii import PIIConfig, Scrubber
-from pipeline.calibration.schema import Record
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
 
 log = logging.getLogger(__name__)
@@ -157,12 +156,10 @@ def _init_worker(job: _Job) -> None:
 def _scrub_one(rec_json: str) -> tuple[str, dict, bytes]:
     """One record: validated, scrubbed, as its canonical JSONL line; PII counts; side record."""
     assert _JOB is not None
-    record = Record.model_validate_json(rec_json)
-    if _SCRUBBER is not None and _SCRUBBER.enabled:
-        record, counts = _SCRUBBER.scrub_record(record)
-    else:
-        counts = {}
-    data = _record_json(record)
+    # Validated by the ingestor and dumped by pydantic (None fields left out): plain JSON here;
+    # scrubbing replaces text inside strings only, so the record stays valid.
+    data = json.loads(rec_json)
+    counts = _SCRUBBER.scrub_data(data) if _SCRUBBER is not None else {}
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
     return jsonl_line(data), dict(counts), _pack_side(data["id"], data["conversation_id"], keys)
 
@@ -225,10 +222,6 @@ def _read_side(fh, n_bands: int) -> tuple[str, str, DedupKeys]:
         (size,) = _LEN.unpack(fh.read(_LEN.size))
         texts.append(fh.read(size).decode("utf-8"))
     return texts[0], texts[1], DedupKeys(digest, bands)
-
-
-def _record_json(record: Record) -> dict:
-    return json.loads(record.model_dump_json(exclude_none=True))
 
 
 def _kept(kept_path: Path, keys_path: Path, n_bands: int) -> Iterator[tuple[str, str, str, DedupKeys]]:
