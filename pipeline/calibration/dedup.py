@@ -66,9 +66,10 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
-def shingles(text: str, size: int = SHINGLE_WORDS) -> set[bytes]:
-    """Word ``size``-grams of the normalised text (the whole text when it is shorter)."""
-    words = _WORD_RE.findall(normalize_text(text))
+def shingles(text: str, size: int = SHINGLE_WORDS, *, normalized: bool = False) -> set[bytes]:
+    """Word ``size``-grams of the normalised text (the whole text when it is shorter);
+    ``normalized``: ``text`` is :func:`normalize_text`'s output already."""
+    words = _WORD_RE.findall(text if normalized else normalize_text(text))
     if len(words) <= size:
         return {" ".join(words).encode("utf-8")} if words else set()
     return {" ".join(words[i:i + size]).encode("utf-8") for i in range(len(words) - size + 1)}
@@ -131,8 +132,9 @@ class DedupKeys:
 def dedup_keys_of(text: str, threshold: float, num_perm: int, seed: int = DEFAULT_SEED) -> DedupKeys:
     """:class:`DedupKeys` of ``text``: the band keys are datasketch's (``MinHashLSH`` with
     the same threshold, num_perm and bucket hash), band ``i`` tagged into bits 64 and up."""
-    digest = hashlib.sha256(normalize_text(text).encode("utf-8")).digest()[:16]
-    grams = shingles(text)
+    normal = normalize_text(text)
+    digest = hashlib.sha256(normal.encode("utf-8")).digest()[:16]
+    grams = shingles(normal, normalized=True)
     if not grams:
         return DedupKeys(digest, None)
     # One MinHash reused (cleared) per call: a copy costs as much as the hashing itself.

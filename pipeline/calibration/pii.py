@@ -439,23 +439,19 @@ def _phone_matches(window: str, regions: tuple[str, ...]) -> dict[tuple[int, int
                 if span not in found and (valid or _strongly_formatted(match.raw_string)):
                     e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
                     found[span] = (e164, valid)
-            if valid and _international_and_found(window, found):
-                return found  # no other region or pass can add to or change those
+            if valid and _all_runs_found(window, found):
+                return found  # the first region that matches decides: nothing is left to decide
     return found
 
 
-def _international_and_found(window: str, found: dict[tuple[int, int], tuple[str, bool]]) -> bool:
-    """Whether every phone-shaped run of the window is a "+" number already found valid: such a
-    number parses the same in every region (the country code decides), so the other regions
-    would find the same spans again (the slow part of a window's matching)."""
+def _all_runs_found(window: str, found: dict[tuple[int, int], tuple[str, bool]]) -> bool:
+    """Whether every phone-shaped run of the window lies in a number already found valid:
+    then the remaining regions (the slow part of a window's matching) could only find those
+    spans again, which the first region to match has decided already."""
     if not found:
         return False
-    for m in _PHONE_GATE_RE.finditer(window):
-        if not m.group().startswith("+"):
-            return False
-        if not any(start <= m.start() and m.end() <= end for start, end in found):
-            return False
-    return True
+    return all(any(start <= m.start() and m.end() <= end for start, end in found)
+               for m in _PHONE_GATE_RE.finditer(window))
 
 
 def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
