@@ -139,6 +139,8 @@ class LlmCompressorBackend(Backend):
                                 "(e.g. 'lm_head') or a 're:' pattern")
         if req.scheme != "fp8_dynamic" and req.calibration_dir is None:
             problems.append(f"{req.variant}: scheme {req.scheme} needs a calibration set")
+        if req.processes > 1:
+            problems.extend(filter(None, [shared_memory_problem(req.model_dir)]))
         return problems
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
@@ -187,6 +189,34 @@ class LlmCompressorBackend(Backend):
             result = json.loads(res_path.read_text())
         return QuantizeResult(format="compressed-tensors", tool_versions=result["tool_versions"],
                               details=result["details"], notes=result["notes"])
+
+
+# llm-compressor's loading context keeps this much of /dev/shm for other use (its default).
+SHM_RESERVE = 5 * 10**9
+
+
+def shared_memory_problem(model_dir: Path, shm_total: int | None = None) -> str | None:
+    """Why a run over several processes cannot share ``model_dir``'s weights, or None.
+
+    In a distributed run the first process loads the weights into shared memory (/dev/shm)
+    and the others map them; llm-compressor sizes its host-memory budget from /dev/shm, less
+    ``SHM_RESERVE``, and puts whatever does not fit on disk, which transformers then refuses
+    without an offload folder. Checked before any process starts."""
+    import shutil
+
+    if shm_total is None:
+        if not Path("/dev/shm").is_dir():
+            return None  # no Linux shared memory to size: llm-compressor uses host memory
+        shm_total = shutil.disk_usage("/dev/shm").total
+    weights = sum(f.stat().st_size for f in Path(model_dir).glob("*.safetensors"))
+    need = weights + SHM_RESERVE
+    if shm_total >= need:
+        return None
+    return (f"{model_dir}: its {weights / 1e9:.1f} GB of weights are shared between the processes "
+            f"through /dev/shm, which holds {shm_total / 1e9:.1f} GB ({SHM_RESERVE / 1e9:.0f} GB of "
+            f"it kept free by llm-compressor) — fix: enlarge /dev/shm to at least "
+            f"{-(-need // 10**9)} GB (`docker run --shm-size=…`, or `mount -o remount,size=…G "
+            "/dev/shm` as root), or set quantize.gpus: 1")
 
 
 def _max_len(calibration_dir: Path | None, options: dict) -> int:

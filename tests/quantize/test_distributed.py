@@ -5,6 +5,7 @@ test at the end runs it on two GPUs through the stage."""
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from pipeline.artifacts.manifest import MANIFEST, verify
 from pipeline.config import ConfigError, Params, load_params
 from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError, get_backend
-from pipeline.quantize.llmcompressor import _dataset
+from pipeline.quantize.llmcompressor import SHM_RESERVE, _dataset, shared_memory_problem
 
 from .test_stage import clone
 
@@ -49,6 +50,10 @@ def dequantized(t: dict[str, np.ndarray], layer: str) -> np.ndarray:
 def two_processes(project, tmp_path_factory):
     """The GPTQ variant quantized by two CPU processes into a directory of its own."""
     req = stage.request_for(project.params, project.root, VARIANT, "cpu", gpus=2)
+    problem = shared_memory_problem(req.model_dir)
+    if problem:  # the host's limit, not the code's: named in the skip reason
+        pytest.skip(problem)
+    assert get_backend("llmcompressor").check(req) == []
     req.out_dir = tmp_path_factory.mktemp("two-processes") / VARIANT
     result = get_backend("llmcompressor").quantize(req)
     return req.out_dir, result
@@ -119,6 +124,25 @@ def test_fewer_samples_than_processes_is_refused(project):
     with pytest.raises(BackendError, match=r"16 calibration sample\(s\) cannot be shared among 17 "
                                            r"processes — fix"):
         _dataset(calib, "w4a16_gptq", tok, 256, share=(0, 17))
+
+
+def test_a_model_larger_than_shared_memory_is_refused_before_any_process_starts(project, no_model_load,
+                                                                                monkeypatch):
+    model_dir = project.root / project.params.model.path
+    weights = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
+    assert shared_memory_problem(model_dir, shm_total=weights + SHM_RESERVE) is None
+    problem = shared_memory_problem(model_dir, shm_total=weights + SHM_RESERVE - 1)
+    assert problem and "/dev/shm" in problem and "fix: enlarge /dev/shm to at least" in problem
+    assert "quantize.gpus: 1" in problem
+    # A host whose /dev/shm is 64 MB (Docker's default): the check before loading says so.
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(total=64 * 2**20))
+    req = stage.request_for(project.params, project.root, VARIANT, "cpu", gpus=2)
+    [problem] = [p for p in get_backend("llmcompressor").check(req) if "/dev/shm" in p]
+    assert "holds 0.1 GB" in problem
+    req.processes = 1  # one process shares nothing
+    assert get_backend("llmcompressor").check(req) == []
 
 
 # ---------------------------------------------------------------------------------- settings
