@@ -16,6 +16,7 @@ Same inputs + same seed ⇒ byte-identical outputs.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections import Counter
@@ -34,29 +35,39 @@ class CalibrationError(ValueError):
     pass
 
 
+_TOKENIZE_BATCH = 1024  # texts per tokenizer call
+
+
 def _candidates(rows, tokenizer, cs, edges, counters) -> list[tuple[Item, dict]]:
     """Render every candidate, enforce max_seq_len (drop or truncate, counted), bucket it."""
     out = []
-    for row in rows:
-        if "messages" in row:
-            text = tokenizer.apply_chat_template(row["messages"], tokenize=False)
-        else:
-            text = row["text"]
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        if len(ids) > cs.max_seq_len:
-            if cs.overlength == "drop":
-                counters["dropped_overlength"] += 1
-                continue
-            counters["truncated"] += 1
-            ids = ids[: cs.max_seq_len]
-            text = tokenizer.decode(ids)
-        item = Item(row["id"], row.get("scenario", "general"), length_bucket(len(ids), edges),
-                    row.get("difficulty"))
-        out.append((item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
-                           "length_bucket": item.bucket, "difficulty": item.difficulty,
-                           "n_tokens": len(ids), "text": text,
-                           "_dedup": prompt_text(row["messages"]) if "messages" in row else text}))
-    return out
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, _TOKENIZE_BATCH)):
+        texts = [tokenizer.apply_chat_template(row["messages"], tokenize=False) if "messages" in row
+                 else row["text"] for row in batch]
+        # One call per batch: a fast tokenizer encodes the batch on every core at once.
+        batch_ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        out.extend(_candidate(row, text, ids, tokenizer, cs, edges, counters)
+                   for row, text, ids in zip(batch, texts, batch_ids))
+    return [c for c in out if c is not None]
+
+
+def _candidate(row: dict, text: str, ids: list[int], tokenizer, cs, edges, counters
+               ) -> tuple[Item, dict] | None:
+    """One rendered row: dropped or truncated to max_seq_len (counted), bucketed."""
+    if len(ids) > cs.max_seq_len:
+        if cs.overlength == "drop":
+            counters["dropped_overlength"] += 1
+            return None
+        counters["truncated"] += 1
+        ids = ids[: cs.max_seq_len]
+        text = tokenizer.decode(ids)
+    item = Item(row["id"], row.get("scenario", "general"), length_bucket(len(ids), edges),
+                row.get("difficulty"))
+    return item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
+                  "length_bucket": item.bucket, "difficulty": item.difficulty,
+                  "n_tokens": len(ids), "text": text,
+                  "_dedup": prompt_text(row["messages"]) if "messages" in row else text}
 
 
 def _read_jsonl(path: Path, source: str):
@@ -148,9 +159,10 @@ def _overlap_with_eval(data_dir: Path, selected: list[dict], params) -> dict:
     eval_ids = {e["id"] for e in ev}
     by_id = sorted(r["id"] for r in selected if r["id"] in eval_ids)
     # Compare the prompt turns only: eval prompts lack the final answer the pool rows carry.
-    eval_texts = [dedup_text(e["messages"]) for e in ev]
+    # The (small) selection is indexed and the evaluation set streamed past it.
+    eval_texts = (dedup_text(e["messages"]) for e in ev)
     sel_texts = [r["_dedup"] for r in selected]
-    pairs = near_duplicates_between(eval_texts, sel_texts, params.split.dedup.near_threshold,
+    pairs = near_duplicates_between(sel_texts, eval_texts, params.split.dedup.near_threshold,
                                     params.split.dedup.num_perm)
     return {"by_id": len(by_id), "near_duplicates": len(pairs), "evalset_sha256": file_sha256(evalset)}
 

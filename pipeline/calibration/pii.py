@@ -112,6 +112,40 @@ class _Span:
     key: str
 
 
+# ------------------------------------------------------------------------- prefilters
+
+# Characters that an ASCII letter matches under re.IGNORECASE but that str.lower() does not
+# turn into that letter ("ſ" matches "s", "K" matches "k", "ı" and "İ" match "i"): a text
+# holding one is scanned by every pattern, whatever its prefilters say.
+_FOLD_EXCEPTIONS = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+@dataclass(frozen=True, slots=True)
+class _Needs:
+    """A necessary condition for a pattern to match: one of ``literals`` occurs in the text
+    (lower-cased, for a pattern that ignores case). A substring search costs a fraction of
+    a regex scan, and most texts hold none of a pattern's trigger words, so each pattern
+    is scanned only where it can match; what is found is exactly what a full scan finds."""
+
+    literals: tuple[str, ...]
+    ignore_case: bool = False
+
+    def met(self, text: str, lowered: str | None) -> bool:
+        if self.ignore_case:
+            if lowered is None:  # a case-folding exception in the text: scan it
+                return True
+            text = lowered
+        for literal in self.literals:  # a loop: cheaper than any() over a generator
+            if literal in text:
+                return True
+        return False
+
+
+def _lowered(text: str) -> str | None:
+    """``text.lower()`` for :meth:`_Needs.met`; None when it would not be exact."""
+    return None if any(ch in text for ch in _FOLD_EXCEPTIONS) else text.lower()
+
+
 # --------------------------------------------------------------------------- patterns
 
 _EMAIL_RE = re.compile(
@@ -123,21 +157,23 @@ _URL_CRED_RE = re.compile(
 )
 _TRAILING_PUNCT = ".,;:!?)]}'\"`"
 
-_SECRET_RES: tuple[tuple[re.Pattern[str], int], ...] = (  # (pattern, group holding the secret)
+_AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA")
+_SECRET_RES: tuple[tuple[re.Pattern[str], int, _Needs], ...] = (  # (pattern, group, prefilter)
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*"
-                r"PRIVATE KEY-----|[\s\S]*\Z)"), 0),
-    (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b"), 0),
+                r"PRIVATE KEY-----|[\s\S]*\Z)"), 0, _Needs(("-----BEGIN ",))),
+    (re.compile(rf"\b(?:{'|'.join(_AWS_PREFIXES)})[A-Z0-9]{{16}}\b"), 0, _Needs(_AWS_PREFIXES)),
     (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]*(?=[A-Za-z0-9]{16})"
                 r"(?:[A-Za-z0-9]*\d|[A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[a-z])"
-                r"[A-Za-z0-9_-]*"), 0),
-    (re.compile(r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), 0),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
+                r"[A-Za-z0-9_-]*"), 0, _Needs(("sk-",))),
+    (re.compile(r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0, _Needs(("k_live_", "k_test_"))),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0,
+     _Needs(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"))),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), 0, _Needs(("xox",))),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0, _Needs(("AIza",))),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, _Needs(("eyJ",))),
     # a bearer token has a digit or is long: "bearer instrument" is not one
     (re.compile(r"(?i)\bbearer\s+((?=[A-Za-z0-9._~+/-]*\d|[A-Za-z0-9._~+/-]{20})"
-                r"[A-Za-z0-9._~+/-]{8,}=*)"), 1),
+                r"[A-Za-z0-9._~+/-]{8,}=*)"), 1, _Needs(("bearer",), ignore_case=True)),
 )
 _SECRET_KEYWORD_RE = re.compile(
     r"(?i)\b(password|passwd|pwd|passphrase|passcode|pin|secret|client[_ -]?secret|"
@@ -145,6 +181,7 @@ _SECRET_KEYWORD_RE = re.compile(
     r"refresh[_ -]?token|token|aws_secret_access_key)[\"']?\s*(?P<sep>[:=]|\bis\b)\s*[\"']?"
     r"(?P<value>[^\s\"',;]+)"
 )
+_SECRET_KEYWORD_NEEDS = _Needs(("pass", "pwd", "pin", "secret", "api", "access", "token"), ignore_case=True)
 
 _SSN_RE = re.compile(r"(?<![\w-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\w-])")
 _SSN_CONTEXT_RE = re.compile(
@@ -193,22 +230,27 @@ _LOOSE_NAME = r"[A-Za-zÀ-ÖØ-öø-ÿ][a-zß-öø-ÿ'’-]+"
 _LOOSE_NAMES = rf"{_LOOSE_NAME}(?:[ \t]+{_LOOSE_NAME}){{0,2}}"
 _TITLE = r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?"
 _NAME_END = r"(?=[ \t]*(?:$|[\r\n.!,;:)]))"
-_PERSON_RES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (pattern, names may be lower case)
-    (re.compile(rf"(?i:\bmy name is|\bmy name's)[ \t]+({_LOOSE_NAMES})"), True),
-    (re.compile(rf"(?i:\bname)[ \t]*:[ \t]*({_NAMES})"), False),
+_PERSON_RES: tuple[tuple[re.Pattern[str], bool, _Needs], ...] = (
+    # (pattern, names may be lower case, prefilter: the pattern's trigger words)
+    (re.compile(rf"(?i:\bmy name is|\bmy name's)[ \t]+({_LOOSE_NAMES})"), True,
+     _Needs(("my name",), ignore_case=True)),
+    (re.compile(rf"(?i:\bname)[ \t]*:[ \t]*({_NAMES})"), False, _Needs(("name",), ignore_case=True)),
     (re.compile(rf"(?i:(?:^|[,;][ \t]*)name|\brecipient is|\baddressee is|\battn\.?:?|\battention:|"
-                rf"\bc/o|\bcontact person is)[ \t]+({_NAMES})", re.M), False),
-    (re.compile(rf"(?:^|(?<=[.!?,:;])[ \t]+)({_NAMES})[ \t]+here\b", re.M), False),
-    (re.compile(rf"\b(?:I'm|I’m|I am)[ \t]+({_NAMES})"), False),
-    (re.compile(rf"(?i:\bthis is)[ \t]+({_NAMES})"), False),
-    (re.compile(rf"(?i:\bdear)[ \t]+(?:{_TITLE}[ \t]+)?({_NAMES})"), False),
-    (re.compile(rf"\b{_TITLE}[ \t]+({_NAMES})"), False),
+                rf"\bc/o|\bcontact person is)[ \t]+({_NAMES})", re.M), False,
+     _Needs(("name", "recipient is", "addressee is", "attn", "attention:", "c/o", "contact person is"),
+            ignore_case=True)),
+    (re.compile(rf"(?:^|(?<=[.!?,:;])[ \t]+)({_NAMES})[ \t]+here\b", re.M), False, _Needs(("here",))),
+    (re.compile(rf"\b(?:I'm|I’m|I am)[ \t]+({_NAMES})"), False, _Needs(("I'm", "I’m", "I am"))),
+    (re.compile(rf"(?i:\bthis is)[ \t]+({_NAMES})"), False, _Needs(("this is",), ignore_case=True)),
+    (re.compile(rf"(?i:\bdear)[ \t]+(?:{_TITLE}[ \t]+)?({_NAMES})"), False, _Needs(("dear",), ignore_case=True)),
+    (re.compile(rf"\b{_TITLE}[ \t]+({_NAMES})"), False, _Needs(("Mr", "Ms", "Mx", "Miss", "Dr", "Prof"))),
     (re.compile(rf"(?im:\b(?:hi|hello|hey|good (?:morning|afternoon|evening)))[ \t]+({_NAMES})"
-                rf"(?=[ \t]*[,!])"), False),
+                rf"(?=[ \t]*[,!])"), False, _Needs(("hi", "hello", "hey", "good "), ignore_case=True)),
     (re.compile(rf"(?im:\b(?:(?:best|kind|warm)[ \t]+)?regards|\bthanks|\bthank you|\bcheers|"
                 rf"\bsincerely|\byours(?: truly| sincerely)?)[ \t]*[,!.-]?\s*({_NAMES}){_NAME_END}",
-                re.M), False),
-    (re.compile(rf"(?im:\bbest)[ \t]*(?:,|\n)\s*({_NAMES}){_NAME_END}", re.M), False),
+                re.M), False, _Needs(("regards", "thank", "cheers", "sincerely", "yours"), ignore_case=True)),
+    (re.compile(rf"(?im:\bbest)[ \t]*(?:,|\n)\s*({_NAMES}){_NAME_END}", re.M), False,
+     _Needs(("best",), ignore_case=True)),
 )
 # Capitalised words that follow a trigger but are not names ("I'm Sorry", "Hello World").
 _NOT_NAMES = frozenset("""
@@ -234,31 +276,41 @@ _UNIT = r"(?:,?[ \t]*(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|#)\.?
 _POSTCODE = (r"(?:[A-Z]{2}[ \t]+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]*\d[A-Z]{2}|"
              r"[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|\d{4,5})")
 _PARTICLE = r"(?:(?:de|del|du|des|la|le|las|los|el|di|della|do|da|dos|das|l'|d')[ \t]*)"
-_ADDRESS_RES = tuple(re.compile(p) for p in (
-    # English: [Flat 2,] 221B Baker Street[, Apt 4][, London][, NW1 6XE | , NY 10001]
-    rf"(?:(?:Flat|Apt|Unit|Suite)[ \t]*\w{{1,5}},?[ \t]*)?\b\d{{1,6}}[A-Za-z]?(?:-\d{{1,4}})?"
-    rf"[ \t]+(?:{_WORD}[ \t]+){{1,3}}{_STREET_EN}\b\.?(?:[ \t]+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
-    rf"{_UNIT}?(?:(?:,[ \t]*|[ \t]*\n[ \t]*){_CITY})?(?:,?[ \t]*{_POSTCODE}\b)?",
-    # French: 12 bis rue de la Paix, 75002 Paris
-    rf"\b\d{{1,4}}(?:[ \t]?(?:bis|ter))?,?[ \t]+(?i:rue|avenue|boulevard|bd|place|chemin|allée|"
-    rf"allee|impasse|quai|route|cours)[ \t]+{_PARTICLE}*{_WORD}(?:[ -]{_PARTICLE}*{_WORD}){{0,3}}"
-    rf"(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
-    # German: Hauptstraße 12a, 10115 Berlin / Berliner Str. 5
-    rf"\b(?:[A-ZÄÖÜ][a-zäöüß]+[ \t-](?:Straße|Strasse|Str\.|Weg|Allee|Platz|Gasse)|[A-ZÄÖÜ]"
-    rf"[a-zäöüß]*(?:straße|strasse|str\.|weg|allee|platz|gasse))[ \t]*\d{{1,4}}[a-zA-Z]?(?!\d)"
-    rf"(?:,?[ \t]*\d{{4,5}}[ \t]+{_CITY})?",
-    # Spanish / Italian / Portuguese: Calle Mayor 5, 28013 Madrid / Via Roma 10
-    rf"\b(?:Calle|C/|Avenida|Avda\.|Paseo|Plaza|Carrer|Camino|Via|Viale|Piazza|Corso|Rua)"
-    rf"[ \t]+{_PARTICLE}*{_WORD}(?:[ \t]+{_PARTICLE}*{_WORD}){{0,3}},?[ \t]*(?:n[º°o]\.?[ \t]*)?"
-    rf"\d{{1,4}}[A-Za-z]?(?!\d)(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
-    # Chinese: 北京市朝阳区建国路88号
-    r"(?:[\u4e00-\u9fff]{2,6}(?:省|市|自治区))?(?:[\u4e00-\u9fff]{1,6}(?:市|区|县))*"
-    r"[\u4e00-\u9fff]{1,10}(?:路|街|大道|巷|胡同)\d{1,5}号"
-    r"(?:[\u4e00-\u9fff\d]{0,6}(?:栋|楼|单元|室|层))*",
-    # Japanese: 東京都千代田区丸の内1-1-1
-    r"[\u4e00-\u9fff]{1,4}[都道府県][\u3040-\u30ff\u4e00-\u9fff]{1,10}[市区町村]"
-    r"[\u3040-\u30ff\u4e00-\u9fff]{0,10}\d{1,4}(?:[-−]\d{1,4}){1,2}",
-))
+_ADDRESS_RES: tuple[tuple[re.Pattern[str], _Needs | None], ...] = tuple(
+    (re.compile(pattern), needs) for pattern, needs in (
+        # English: [Flat 2,] 221B Baker Street[, Apt 4][, London][, NW1 6XE | , NY 10001]
+        (rf"(?:(?:Flat|Apt|Unit|Suite)[ \t]*\w{{1,5}},?[ \t]*)?\b\d{{1,6}}[A-Za-z]?(?:-\d{{1,4}})?"
+         rf"[ \t]+(?:{_WORD}[ \t]+){{1,3}}{_STREET_EN}\b\.?(?:[ \t]+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
+         rf"{_UNIT}?(?:(?:,[ \t]*|[ \t]*\n[ \t]*){_CITY})?(?:,?[ \t]*{_POSTCODE}\b)?",
+         None),  # street words such as "st" or "dr" are in too many words to prefilter on
+        # French: 12 bis rue de la Paix, 75002 Paris
+        (rf"\b\d{{1,4}}(?:[ \t]?(?:bis|ter))?,?[ \t]+(?i:rue|avenue|boulevard|bd|place|chemin|allée|"
+         rf"allee|impasse|quai|route|cours)[ \t]+{_PARTICLE}*{_WORD}(?:[ -]{_PARTICLE}*{_WORD}){{0,3}}"
+         rf"(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
+         _Needs(("rue", "avenue", "boulevard", "bd", "place", "chemin", "allée", "allee", "impasse",
+                 "quai", "route", "cours"), ignore_case=True)),
+        # German: Hauptstraße 12a, 10115 Berlin / Berliner Str. 5
+        (rf"\b(?:[A-ZÄÖÜ][a-zäöüß]+[ \t-](?:Straße|Strasse|Str\.|Weg|Allee|Platz|Gasse)|[A-ZÄÖÜ]"
+         rf"[a-zäöüß]*(?:straße|strasse|str\.|weg|allee|platz|gasse))[ \t]*\d{{1,4}}[a-zA-Z]?(?!\d)"
+         rf"(?:,?[ \t]*\d{{4,5}}[ \t]+{_CITY})?",
+         _Needs(("straße", "strasse", "str.", "weg", "allee", "platz", "gasse"), ignore_case=True)),
+        # Spanish / Italian / Portuguese: Calle Mayor 5, 28013 Madrid / Via Roma 10
+        (rf"\b(?:Calle|C/|Avenida|Avda\.|Paseo|Plaza|Carrer|Camino|Via|Viale|Piazza|Corso|Rua)"
+         rf"[ \t]+{_PARTICLE}*{_WORD}(?:[ \t]+{_PARTICLE}*{_WORD}){{0,3}},?[ \t]*(?:n[º°o]\.?[ \t]*)?"
+         rf"\d{{1,4}}[A-Za-z]?(?!\d)(?:,?[ \t]*\d{{5}}[ \t]+{_CITY})?",
+         _Needs(("Calle", "C/", "Avenida", "Avda.", "Paseo", "Plaza", "Carrer", "Camino", "Via",
+                 "Piazza", "Corso", "Rua"))),
+        # Chinese: 北京市朝阳区建国路88号
+        (r"(?:[\u4e00-\u9fff]{2,6}(?:省|市|自治区))?(?:[\u4e00-\u9fff]{1,6}(?:市|区|县))*"
+         r"[\u4e00-\u9fff]{1,10}(?:路|街|大道|巷|胡同)\d{1,5}号"
+         r"(?:[\u4e00-\u9fff\d]{0,6}(?:栋|楼|单元|室|层))*",
+         _Needs(("号",))),
+        # Japanese: 東京都千代田区丸の内1-1-1
+        (r"[\u4e00-\u9fff]{1,4}[都道府県][\u3040-\u30ff\u4e00-\u9fff]{1,10}[市区町村]"
+         r"[\u3040-\u30ff\u4e00-\u9fff]{0,10}\d{1,4}(?:[-−]\d{1,4}){1,2}",
+         _Needs(("都", "道", "府", "県"))),
+    )
+)
 
 
 # -------------------------------------------------------------------------- detectors
@@ -287,10 +339,15 @@ def _url_credentials(text: str) -> Iterator[_Span]:
         yield _Span(m.start(), end, "URL_CREDENTIALS", text[m.start():end])
 
 
-def _secrets(text: str) -> Iterator[_Span]:
-    for pattern, group in _SECRET_RES:
+def _secrets(text: str, lowered: str | None = None) -> Iterator[_Span]:
+    lowered = _lowered(text) if lowered is None else lowered
+    for pattern, group, needs in _SECRET_RES:
+        if not needs.met(text, lowered):
+            continue
         for m in pattern.finditer(text):
             yield _Span(m.start(group), m.end(group), "SECRET", m.group(group))
+    if not _SECRET_KEYWORD_NEEDS.met(text, lowered):
+        return
     for m in _SECRET_KEYWORD_RE.finditer(text):
         start = m.start("value")
         end = _strip_trailing(text, start, m.end("value"))
@@ -332,20 +389,29 @@ def _nir_ok(number: str) -> bool:
             and _fr_nir.is_valid(number))
 
 
-def _national_ids(text: str) -> Iterator[_Span]:
-    checks: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
-        (_SSN_RE, _ssn_ok), (_SSN_CONTEXT_RE, _ssn_ok), (_CN_RIC_RE, _cn_ric_ok),
-        (_DNI_RE, _es_dni.is_valid), (_NIE_RE, _es_nie.is_valid),
-        (_AADHAAR_RE, _in_aadhaar.is_valid), (_AADHAAR_CONTEXT_RE, _in_aadhaar.is_valid),
-        (_NIR_RE, _nir_ok),
+def _count_digits(text: str) -> int:
+    """Digits in ``text``, by the patterns' own notion of a digit (``\\d``)."""
+    return len(_DIGIT_RE.findall(text))
+
+
+def _national_ids(text: str, digits: int | None = None) -> Iterator[_Span]:
+    digits = _count_digits(text) if digits is None else digits
+    # (pattern, checksum, digits the pattern needs at the least: a cheap prefilter)
+    checks: tuple[tuple[re.Pattern[str], Callable[[str], bool], int], ...] = (
+        (_SSN_RE, _ssn_ok, 9), (_SSN_CONTEXT_RE, _ssn_ok, 9), (_CN_RIC_RE, _cn_ric_ok, 17),
+        (_DNI_RE, _es_dni.is_valid, 8), (_NIE_RE, _es_nie.is_valid, 7),
+        (_AADHAAR_RE, _in_aadhaar.is_valid, 12), (_AADHAAR_CONTEXT_RE, _in_aadhaar.is_valid, 12),
+        (_NIR_RE, _nir_ok, 13),
     )
-    for pattern, valid in checks:
+    for pattern, valid, min_digits in checks:
+        if digits < min_digits:
+            continue
         for m in pattern.finditer(text):
             start, end = (m.start(1), m.end(1)) if pattern.groups == 1 else m.span()
             compact = re.sub(r"[\s-]", "", text[start:end]).upper()
             if valid(compact):
                 yield _Span(start, end, "NATIONAL_ID", compact)
-    for m in _NINO_RE.finditer(text):
+    for m in _NINO_RE.finditer(text) if digits >= 6 else ():
         if _nino_ok(m.group(1)):
             yield _Span(m.start(), m.end(), "NATIONAL_ID", re.sub(r"\s", "", m.group()).upper())
 
@@ -468,8 +534,11 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
             yield _Span(start, end, "PHONE", e164)
 
 
-def _addresses(text: str) -> Iterator[_Span]:
-    for pattern in _ADDRESS_RES:
+def _addresses(text: str, lowered: str | None = None) -> Iterator[_Span]:
+    lowered = _lowered(text) if lowered is None else lowered
+    for pattern, needs in _ADDRESS_RES:
+        if needs is not None and not needs.met(text, lowered):
+            continue
         for m in pattern.finditer(text):
             end = m.end()
             while end > m.start() and text[end - 1] in " \t,.":
@@ -478,9 +547,9 @@ def _addresses(text: str) -> Iterator[_Span]:
 
 
 @functools.lru_cache(maxsize=32)
-def _address_spans(text: str) -> tuple[_Span, ...]:
+def _address_spans(text: str, lowered: str | None) -> tuple[_Span, ...]:
     # Cached: learning names and replacing both need the addresses of the same text.
-    return tuple(_addresses(text))
+    return tuple(_addresses(text, lowered))
 
 
 def _name_length(raw: str, loose: bool) -> int:
@@ -511,10 +580,12 @@ def _names_by_addresses(text: str, addresses: Iterable[_Span]) -> Iterator[tuple
                 yield m.start(1), m.end(1)
 
 
-def _persons(text: str, addresses: Iterable[_Span] = ()) -> Iterator[_Span]:
+def _persons(text: str, addresses: Iterable[_Span] = (), lowered: str | None = None) -> Iterator[_Span]:
     """Names after a trigger ("my name is", "Dear", "Regards,", titles, …) or by an address."""
+    lowered = _lowered(text) if lowered is None else lowered
     candidates: list[tuple[int, int, bool]] = [
-        (m.start(1), m.end(1), loose) for pattern, loose in _PERSON_RES for m in pattern.finditer(text)
+        (m.start(1), m.end(1), loose) for pattern, loose, needs in _PERSON_RES
+        if needs.met(text, lowered) for m in pattern.finditer(text)
     ]
     candidates.extend((start, end, False) for start, end in _names_by_addresses(text, addresses))
     for start, end, loose in candidates:
@@ -656,26 +727,35 @@ class Scrubber:
         (system prompts, canned answers and references repeat across records)."""
         kinds = self.config.kinds
         spans: list[_Span] = []
-        # Cheap necessary conditions first: every national-id, card, IPv4, address and
-        # phone pattern needs a digit, every e-mail and URL credential an "@", an IPv6
-        # address two colons. A text without them cannot match those patterns at all.
-        has_digit = _DIGIT_RE.search(text) is not None
+        # Cheap necessary conditions first; a text that fails one cannot match the patterns
+        # it guards. Addresses need a digit, an IPv4 address 4, phones 7, cards 13, each
+        # national-id pattern its own number (see _national_ids); e-mails and URL
+        # credentials an "@", an IPv6 address a colon; secrets and person names one of
+        # their patterns' trigger words (see _Needs).
+        digits = _count_digits(text)
+        has_digit = digits > 0
         has_at = "@" in text
-        gates = {"EMAIL": has_at, "URL_CREDENTIALS": has_at, "SECRET": True,
-                 "NATIONAL_ID": has_digit, "CARD": has_digit, "IP": has_digit or ":" in text}
-        for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
-                               ("SECRET", _secrets), ("NATIONAL_ID", _national_ids),
-                               ("CARD", _cards), ("IP", _ips)):
-            if kind in kinds and gates[kind]:
-                spans.extend(detector(text))
-        addresses = _address_spans(text) if has_digit else ()
+        lowered = _lowered(text)
+        if "EMAIL" in kinds and has_at:
+            spans.extend(_emails(text))
+        if "URL_CREDENTIALS" in kinds and has_at:
+            spans.extend(_url_credentials(text))
+        if "SECRET" in kinds:
+            spans.extend(_secrets(text, lowered))
+        if "NATIONAL_ID" in kinds and digits >= 6:
+            spans.extend(_national_ids(text, digits))
+        if "CARD" in kinds and digits >= 13:
+            spans.extend(_cards(text))
+        if "IP" in kinds and (digits >= 4 or ":" in text):
+            spans.extend(_ips(text))
+        addresses = _address_spans(text, lowered) if has_digit else ()
         if "ADDRESS" in kinds:
             spans.extend(addresses)
         persons: tuple[_Span, ...] = ()
         if "PERSON" in kinds:
-            persons = tuple(_persons(text, addresses))
+            persons = tuple(_persons(text, addresses, lowered))
             spans.extend(persons)
-        if "PHONE" in kinds and has_digit:
+        if "PHONE" in kinds and digits >= 7:
             spans.extend(_phones(text, self.config.phone_regions))
         spans.extend(_terms(text, self._dict_re, self._dict_kinds))
         names = tuple(" ".join(text[span.start:span.end].split()) for span in persons)

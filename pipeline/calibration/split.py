@@ -27,7 +27,7 @@ import struct
 import tempfile
 from collections import Counter, deque
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from pipeline.calibration.dedup import DedupKeys, Deduplicator, dedup_keys_of
 from pipeline.calibration.ingest import Ingestor, Reject, discover_files
@@ -81,11 +81,15 @@ class _Assigner:
         return "eval" if hash_unit(self.split.salt, conversation_id) < self.split.eval_share else "calibration"
 
 
-def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path, Path, dict]:
+def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
+                      evalpool: _EvalPool | None) -> tuple[Path, Path, dict]:
     """Pass 1: ingest + scrub into a temporary JSONL; rejects written as they come.
 
     Alongside every kept line, its dedup keys (computed by the workers from the scrubbed
-    prompt) go to a binary side file, read back in step with the JSONL by later passes."""
+    prompt) go to a binary side file, read back in step with the JSONL by later passes.
+    With ``evalpool`` (split by conversation id: a record's pool is known as it streams
+    past), evaluation-pool records go to it at once, their items built by the workers, and
+    only calibration-pool records are kept for pass 3."""
     pii_cfg = PIIConfig(enabled=params.split.pii.enabled,
                         dictionary_path=(root / params.split.pii.dictionary
                                          if params.split.pii.dictionary else None))
@@ -105,7 +109,10 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
               if Path(path).resolve().is_relative_to(root.resolve()) else display)
              for path, display in discover_files([root / s for s in params.data.sources])]
     dd = params.split.dedup
-    job = _Job(pii_cfg, dd.near_threshold, dd.num_perm)
+    inline = evalpool is not None
+    job = _Job(pii_cfg, dd.near_threshold, dd.num_perm,
+               (params.split.salt, params.split.eval_share) if inline else None,
+               tokenizer if inline else None, tuple(params.calibration.length_buckets))
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
 
@@ -121,8 +128,11 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict) -> tuple[Path
                     first_seen[rec.conversation_id] = rec.timestamp
                 yield rec.model_dump_json(exclude_none=True)
 
-        for line, counts, side in _scrub_all(records(), job, _workers(params)):
+        for line, counts, side, evaluation in _scrub_all(records(), job, _workers(params)):
             pii_counts.update(counts)
+            if evaluation is not None:
+                evalpool.add(*evaluation)
+                continue
             kept.write(line)
             keys.write(side)
     stats = ingestor.stats
@@ -142,10 +152,18 @@ class _Job(NamedTuple):
     pii: PIIConfig
     threshold: float
     num_perm: int
+    eval_split: tuple[str, float] | None  # (salt, eval share): workers decide the pool
+    tokenizer: object  # builds evaluation items when eval_split is set
+    edges: tuple[int, ...]
 
 
 _SCRUBBER: Scrubber | None = None
 _JOB: _Job | None = None
+
+# What a worker returns per record: the scrubbed JSONL line, PII counts, side record, and
+# for an evaluation-pool record (only when the workers decide pools) its id, dedup keys,
+# evaluation item line (None: not scorable) and slice labels.
+_Scrubbed = tuple[str, dict, bytes, "tuple[str, DedupKeys, str | None, tuple[str, ...]] | None"]
 
 
 def _init_worker(job: _Job) -> None:
@@ -153,7 +171,7 @@ def _init_worker(job: _Job) -> None:
     _SCRUBBER, _JOB = Scrubber(job.pii), job
 
 
-def _scrub_one(rec_json: str) -> tuple[str, dict, bytes]:
+def _scrub_one(rec_json: str) -> _Scrubbed:
     """One record: validated, scrubbed, as its canonical JSONL line; PII counts; side record."""
     assert _JOB is not None
     # Validated by the ingestor and dumped by pydantic (None fields left out): plain JSON here;
@@ -161,10 +179,15 @@ def _scrub_one(rec_json: str) -> tuple[str, dict, bytes]:
     data = json.loads(rec_json)
     counts = _SCRUBBER.scrub_data(data) if _SCRUBBER is not None else {}
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
-    return jsonl_line(data), dict(counts), _pack_side(data["id"], data["conversation_id"], keys)
+    line = jsonl_line(data)
+    if _JOB.eval_split is None or hash_unit(_JOB.eval_split[0], data["conversation_id"]) >= _JOB.eval_split[1]:
+        return line, dict(counts), _pack_side(data["id"], data["conversation_id"], keys), None
+    item = _eval_item(data, _JOB.tokenizer, list(_JOB.edges))
+    slices = tuple(f"{k}={v}" for k, v in item["slices"].items()) if item else ()
+    return line, dict(counts), b"", (data["id"], keys, jsonl_line(item) if item else None, slices)
 
 
-def _scrub_chunk(recs: list[str]) -> list[tuple[str, dict, bytes]]:
+def _scrub_chunk(recs: list[str]) -> list[_Scrubbed]:
     return [_scrub_one(rec) for rec in recs]
 
 
@@ -176,7 +199,7 @@ _CHUNK = 256  # records per task sent to a worker
 _IN_FLIGHT = 4  # tasks queued per worker: bounds memory whatever the input size
 
 
-def _scrub_all(recs: Iterator[str], job: _Job, workers: int) -> Iterator[tuple[str, dict, bytes]]:
+def _scrub_all(recs: Iterator[str], job: _Job, workers: int) -> Iterator[_Scrubbed]:
     """Scrub records in worker processes (the costly step), results in input order, so the
     output is byte-identical whatever the number of workers. At most ``_IN_FLIGHT`` chunks
     per worker are pending at any time, so memory does not grow with the input."""
@@ -251,6 +274,27 @@ def _eval_item(rec: dict, tokenizer, edges: list[int]) -> dict | None:
             "prompt_tokens": len(ids), "slices": slices}
 
 
+class _EvalPool:
+    """Pass 2: the evaluation pool alone (never influenced by calibration-pool records),
+    deduplicated within itself; kept records become evaluation items, duplicates are logged."""
+
+    def __init__(self, dedup: Deduplicator, out, dups, counts: Counter, composition: Counter):
+        self.dedup, self.out, self.dups = dedup, out, dups
+        self.counts, self.composition = counts, composition
+
+    def add(self, rec_id: str, keys: DedupKeys, item_line: str | None, slices: Iterable[str]) -> None:
+        res = self.dedup.add_keys(rec_id, keys)
+        if not res.kept:
+            self.counts["eval_duplicates"] += 1
+            self.dups.write(jsonl_line({"id": rec_id, "pool": "eval", **_dup(res)}))
+        elif item_line is None:
+            self.counts["eval_unscorable"] += 1
+        else:
+            self.counts["eval"] += 1
+            self.composition.update(slices)
+            self.out.write(item_line)
+
+
 def run(params, root: Path) -> dict:
     from pipeline.models import load_tokenizer
 
@@ -259,34 +303,41 @@ def run(params, root: Path) -> dict:
     edges = list(params.calibration.length_buckets)
     report: dict = {"params": {"data": params.data.model_dump(mode="json"),
                                "split": params.split.model_dump(mode="json", exclude={"workers"})}}
+    # Split by conversation id: a record's pool is known as it streams past, so pass 2 runs
+    # inside pass 1 (the workers build the evaluation items). Split by date: the cut-off is
+    # known only once every record has been read, so pass 2 reads the kept records back.
+    inline = params.split.by != "date"
     with tempfile.TemporaryDirectory(dir=root) as tmp_s, \
-            atomic_dirs(out, ["evalset", "pools", "split"]) as staged:
+            atomic_dirs(out, ["evalset", "pools", "split"]) as staged, \
+            (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups, \
+            (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
         tmp = Path(tmp_s)
         (tmp / "split").mkdir()
-        kept_path, keys_path, first_seen = _scrubbed_records(params, root, tmp, report)
-        (tmp / "split" / "rejects.jsonl").replace(staged["split"] / "rejects.jsonl")
-        assign = _Assigner(params.split, first_seen) if first_seen else None
         dd = params.split.dedup
         dedup = Deduplicator(dd.near_threshold, dd.num_perm)
-        kept_records = functools.partial(_kept, kept_path, keys_path, dedup.n_bands)
         counts: Counter[str] = Counter()
         composition: Counter[str] = Counter()
-        with (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups:
-            # Pass 2: the evaluation pool alone (never influenced by calibration-pool records).
-            with (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
-                for line in _unique(kept_records(), assign, "eval", dedup, dups, counts):
+        evalpool = _EvalPool(dedup, ev, dups, counts, composition)
+        kept_path, keys_path, first_seen = _scrubbed_records(params, root, tmp, report, tokenizer,
+                                                             evalpool if inline else None)
+        (tmp / "split" / "rejects.jsonl").replace(staged["split"] / "rejects.jsonl")
+        kept_records = functools.partial(_kept, kept_path, keys_path, dedup.n_bands)
+        if inline:  # only calibration-pool records were kept for pass 3
+            assign = lambda conversation_id: "calibration"  # noqa: E731
+        else:
+            assign = _Assigner(params.split, first_seen) if first_seen else None
+            for line, rec_id, conversation_id, keys in kept_records():
+                if assign(conversation_id) == "eval":
                     item = _eval_item(json.loads(line), tokenizer, edges)
-                    if item is None:
-                        counts["eval_unscorable"] += 1
-                        continue
-                    counts["eval"] += 1
-                    composition.update(f"{k}={v}" for k, v in item["slices"].items())
-                    ev.write(jsonl_line(item))
-            # Pass 3: the calibration pool, deduplicated within itself and against eval.
-            with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
-                for line in _unique(kept_records(), assign, "calibration", dedup, dups, counts):
-                    counts["calibration"] += 1
-                    cal.write(line)  # kept lines are canonical already (jsonl_line)
+                    evalpool.add(rec_id, keys, item and jsonl_line(item),
+                                 (f"{k}={v}" for k, v in item["slices"].items()) if item else ())
+        ev.close()
+        # Pass 3: the calibration pool, deduplicated within itself and against eval.
+        with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
+            for line in _unique(kept_records(), assign, "calibration", dedup, dups, counts):
+                counts["calibration"] += 1
+                cal.write(line)  # kept lines are canonical already (jsonl_line)
+        dups.close()
         report["split"] = dict(sorted(counts.items()))
         if sum(counts.values()) != report["ingest"]["kept"]:  # every kept record is accounted for
             raise RuntimeError(f"split lost records: kept {report['ingest']['kept']}, accounted {dict(counts)}")
@@ -299,7 +350,6 @@ def run(params, root: Path) -> dict:
         (staged["split"] / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     log.info("split: %s", report["split"])
     return report
-
 
 
 def _unique(kept, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[str]:
