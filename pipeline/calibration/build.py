@@ -16,14 +16,17 @@ Same inputs + same seed ⇒ byte-identical outputs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
+import os
 from collections import Counter
 from pathlib import Path
 from statistics import median
 
-from pipeline.calibration.dedup import near_duplicates_between
+from pipeline.calibration.dedup import DedupKeys, dedup_keys_of, near_duplicate_pairs
+from pipeline.calibration.parallel import ordered_map
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
 from pipeline.calibration.split import dedup_text, length_bucket, prompt_text
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
@@ -35,47 +38,108 @@ class CalibrationError(ValueError):
     pass
 
 
-_TOKENIZE_BATCH = 1024  # texts per tokenizer call
+_TOKENIZE_BATCH = 256  # texts per tokenizer call
+
+
+def _render(rows: list[dict], tokenizer, cs) -> list[tuple[str, list[int], str]]:
+    """(text, token ids, status) per row: the chat template applied (a general-corpus row is its
+    text), tokenized, and past max_seq_len ``dropped`` or ``truncated`` (ids cut, text not yet)."""
+    texts = [tokenizer.apply_chat_template(row["messages"], tokenize=False) if "messages" in row
+             else row["text"] for row in rows]
+    out = []
+    for text, ids in zip(texts, tokenizer(texts, add_special_tokens=False)["input_ids"]):
+        status = "ok"
+        if len(ids) > cs.max_seq_len:
+            status = "dropped" if cs.overlength == "drop" else "truncated"
+            ids = ids[: cs.max_seq_len]
+        out.append((text, ids, status))
+    return out
 
 
 def _candidates(rows, tokenizer, cs, edges, counters) -> list[tuple[Item, dict]]:
-    """Render every candidate, enforce max_seq_len (drop or truncate, counted), bucket it."""
+    """Render candidates in full (text included), enforce max_seq_len (drop or truncate,
+    counted), bucket them."""
     out = []
     rows = iter(rows)
     while batch := list(itertools.islice(rows, _TOKENIZE_BATCH)):
-        texts = [tokenizer.apply_chat_template(row["messages"], tokenize=False) if "messages" in row
-                 else row["text"] for row in batch]
-        # One call per batch: a fast tokenizer encodes the batch on every core at once.
-        batch_ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
-        out.extend(_candidate(row, text, ids, tokenizer, cs, edges, counters)
-                   for row, text, ids in zip(batch, texts, batch_ids))
-    return [c for c in out if c is not None]
+        for row, (text, ids, status) in zip(batch, _render(batch, tokenizer, cs)):
+            if status == "dropped":
+                counters["dropped_overlength"] += 1
+                continue
+            if status == "truncated":
+                counters["truncated"] += 1
+                text = tokenizer.decode(ids)
+            item = Item(row["id"], row.get("scenario", "general"), length_bucket(len(ids), edges),
+                        row.get("difficulty"))
+            out.append((item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
+                               "length_bucket": item.bucket, "difficulty": item.difficulty,
+                               "n_tokens": len(ids), "text": text,
+                               "_dedup": prompt_text(row["messages"]) if "messages" in row else text}))
+    return out
 
 
-def _candidate(row: dict, text: str, ids: list[int], tokenizer, cs, edges, counters
-               ) -> tuple[Item, dict] | None:
-    """One rendered row: dropped or truncated to max_seq_len (counted), bucketed."""
-    if len(ids) > cs.max_seq_len:
-        if cs.overlength == "drop":
-            counters["dropped_overlength"] += 1
-            return None
-        counters["truncated"] += 1
-        ids = ids[: cs.max_seq_len]
-        text = tokenizer.decode(ids)
-    item = Item(row["id"], row.get("scenario", "general"), length_bucket(len(ids), edges),
-                row.get("difficulty"))
-    return item, {"id": row["id"], "source": row["_source"], "scenario": item.scenario,
-                  "length_bucket": item.bucket, "difficulty": item.difficulty,
-                  "n_tokens": len(ids), "text": text,
-                  "_dedup": prompt_text(row["messages"]) if "messages" in row else text}
+# -------------------------------------------------------------- worker processes
+
+_WORK: tuple | None = None  # (tokenizer, set params, near threshold, num_perm) in each worker
 
 
-def _read_jsonl(path: Path, source: str):
+def _init_worker(tokenizer, cs, threshold: float, num_perm: int) -> None:
+    global _WORK
+    _WORK = (tokenizer, cs, threshold, num_perm)
+
+
+def _scan_chunk(lines: list[str]) -> list[tuple[str, str, str | None, int, str]]:
+    """What stratification needs of each line: id, scenario, difficulty, tokens, status."""
+    tokenizer, cs, _, _ = _WORK
+    rows = [json.loads(line) for line in lines]
+    return [(row["id"], row.get("scenario", "general"), row.get("difficulty"), len(ids), status)
+            for row, (_, ids, status) in zip(rows, _render(rows, tokenizer, cs))]
+
+
+def _eval_keys_chunk(lines: list[str]) -> list[tuple[str, DedupKeys]]:
+    """Id and dedup keys of each evaluation item's prompt."""
+    _, _, threshold, num_perm = _WORK
+    out = []
+    for line in lines:
+        item = json.loads(line)
+        out.append((item["id"], dedup_keys_of(dedup_text(item["messages"]), threshold, num_perm)))
+    return out
+
+
+def _scan(path: Path, source: str, pool, edges: list[int], counters: Counter
+          ) -> tuple[list[Item], dict[str, tuple[str, int]]]:
+    """Every candidate of a JSONL file as an :class:`Item` (rendered and tokenized in the
+    workers; texts are not kept), and where each one is: (source, line number)."""
+    items, where = [], {}
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            row["_source"] = source
-            yield row
+        for line_no, (rid, scenario, difficulty, n_tokens, status) in enumerate(pool(_scan_chunk, fh)):
+            if status == "dropped":
+                counters["dropped_overlength"] += 1
+                continue
+            if status == "truncated":
+                counters["truncated"] += 1
+            items.append(Item(rid, scenario, length_bucket(n_tokens, edges), difficulty))
+            where[rid] = (source, line_no)
+    return items, where
+
+
+def _materialize(items: list[Item], where: dict[str, tuple[str, int]], paths: dict[str, Path],
+                 tokenizer, cs, edges) -> list[dict]:
+    """The selected items' rows in full, rendered again from their source lines (in order)."""
+    wanted: dict[str, dict[int, str]] = {}
+    for it in items:
+        source, line_no = where[it.id]
+        wanted.setdefault(source, {})[line_no] = it.id
+    raw: dict[str, dict] = {}
+    for source, lines in wanted.items():
+        with paths[source].open(encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh):
+                if line_no in lines:
+                    row = json.loads(line)
+                    row["_source"] = source
+                    raw[lines[line_no]] = row
+    rendered = {r["id"]: r for _, r in _candidates((raw[it.id] for it in items), tokenizer, cs, edges, Counter())}
+    return [rendered[it.id] for it in items]
 
 
 def _rotation_keep(cs, root: Path, pool_ids: set[str]) -> list[str]:
@@ -103,29 +167,33 @@ def run(params, root: Path, set_name: str) -> dict:
     tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
     counters: Counter[str] = Counter()
     n_general = cs.num_samples if cs.source == "general" else round(cs.general_ratio * cs.num_samples)
-    plans, rows = [], {}
+    plans, where, paths = [], {}, {}
     inputs = {}
+    dd = params.split.dedup
+    workers = params.split.workers or os.cpu_count() or 1
+    pool = functools.partial(_pool, workers=workers, initargs=(tokenizer, cs, dd.near_threshold, dd.num_perm))
     if n_general < cs.num_samples:
-        pool = data_dir / "pools" / "calibration.jsonl"
-        inputs["calibration_pool"] = file_sha256(pool)
-        cands = _candidates(_read_jsonl(pool, "business"), tokenizer, cs, edges, counters)
-        rows |= {it.id: r for it, r in cands}
-        keep = _rotation_keep(cs, root, set(rows))
-        plans.append(("business", stratify([it for it, _ in cands], num_samples=cs.num_samples - n_general,
+        paths["business"] = data_dir / "pools" / "calibration.jsonl"
+        inputs["calibration_pool"] = file_sha256(paths["business"])
+        items, found = _scan(paths["business"], "business", pool, edges, counters)
+        where |= found
+        keep = _rotation_keep(cs, root, set(found))
+        plans.append(("business", stratify(items, num_samples=cs.num_samples - n_general,
                                            hard_share_min=cs.hard_share_min, seed=cs.seed,
                                            policy=cs.quota_policy, scenario_weights=cs.scenario_weights,
                                            keep=keep)))
     if n_general:
         if params.data.general_corpus is None:
             raise CalibrationError(f"calibration set {set_name!r} needs data.general_corpus")
-        gpath = root / params.data.general_corpus
-        inputs["general_corpus"] = file_sha256(gpath)
-        cands = _candidates(_read_jsonl(gpath, "general"), tokenizer, cs, edges, counters)
-        rows |= {it.id: r for it, r in cands}
-        plans.append(("general", stratify([it for it, _ in cands], num_samples=n_general, seed=cs.seed,
+        paths["general"] = root / params.data.general_corpus
+        inputs["general_corpus"] = file_sha256(paths["general"])
+        items, found = _scan(paths["general"], "general", pool, edges, counters)
+        where |= found
+        plans.append(("general", stratify(items, num_samples=n_general, seed=cs.seed,
                                           policy=cs.quota_policy)))
-    selected = [rows[it.id] for _, plan in plans for it in plan.selected]
-    overlap = _overlap_with_eval(data_dir, selected, params)
+    selected = _materialize([it for _, plan in plans for it in plan.selected], where, paths,
+                            tokenizer, cs, edges)
+    overlap = _overlap_with_eval(data_dir, selected, params, pool)
     if overlap["by_id"] or overlap["near_duplicates"]:
         raise CalibrationError(f"calibration set {set_name!r} overlaps the evaluation set: {overlap} — "
                                "the split must keep them disjoint; re-run `qpipe calib split`")
@@ -153,18 +221,31 @@ def _write_parquet(path: Path, rows: list[dict]) -> None:
     pq.write_table(table, path, compression="zstd")
 
 
-def _overlap_with_eval(data_dir: Path, selected: list[dict], params) -> dict:
+def _pool(fn, items, *, workers: int, initargs: tuple):
+    return ordered_map(fn, items, workers=workers, initializer=_init_worker, initargs=initargs)
+
+
+def _overlap_with_eval(data_dir: Path, selected: list[dict], params, pool=None) -> dict:
+    """Selected samples that are evaluation items, by id or as exact or near duplicates of an
+    evaluation prompt (the split's own dedup keys: same MinHash, bands and bucket keys)."""
     evalset = data_dir / "evalset" / "evalset.jsonl"
-    ev = [json.loads(line) for line in evalset.open(encoding="utf-8")]
-    eval_ids = {e["id"] for e in ev}
-    by_id = sorted(r["id"] for r in selected if r["id"] in eval_ids)
+    dd = params.split.dedup
+    if pool is None:  # one process
+        pool = functools.partial(_pool, workers=1, initargs=(None, None, dd.near_threshold, dd.num_perm))
     # Compare the prompt turns only: eval prompts lack the final answer the pool rows carry.
     # The (small) selection is indexed and the evaluation set streamed past it.
-    eval_texts = (dedup_text(e["messages"]) for e in ev)
-    sel_texts = [r["_dedup"] for r in selected]
-    pairs = near_duplicates_between(sel_texts, eval_texts, params.split.dedup.near_threshold,
-                                    params.split.dedup.num_perm)
-    return {"by_id": len(by_id), "near_duplicates": len(pairs), "evalset_sha256": file_sha256(evalset)}
+    sel_keys = [dedup_keys_of(r["_dedup"], dd.near_threshold, dd.num_perm) for r in selected]
+    selected_ids = {r["id"] for r in selected}
+    in_eval: set[str] = set()
+    eval_keys = []
+    with evalset.open(encoding="utf-8") as fh:
+        for eval_id, keys in pool(_eval_keys_chunk, fh):
+            if eval_id in selected_ids:
+                in_eval.add(eval_id)
+            eval_keys.append(keys)
+    by_id = sum(r["id"] in in_eval for r in selected)
+    pairs = near_duplicate_pairs(sel_keys, eval_keys)
+    return {"by_id": by_id, "near_duplicates": len(pairs), "evalset_sha256": file_sha256(evalset)}
 
 
 def _business_provenance(data_dir: Path) -> dict:

@@ -243,6 +243,25 @@ def near_duplicates_between(texts_a: Iterable[str], texts_b: Iterable[str], thre
     return result
 
 
+def near_duplicate_pairs(keys_a: Iterable[DedupKeys], keys_b: Iterable[DedupKeys]) -> list[tuple[int, int]]:
+    """:func:`near_duplicates_between` for texts whose :class:`DedupKeys` are computed already
+    (the same threshold and num_perm on both sides): a pair is an exact duplicate (same
+    normalised text) or shares an LSH bucket in some band, as datasketch's index would report.
+    ``keys_a`` is indexed and ``keys_b`` streamed, so pass the smaller side as ``keys_a``."""
+    exact: dict[bytes, list[int]] = {}
+    buckets: dict[int, list[int]] = {}
+    for i, keys in enumerate(keys_a):
+        exact.setdefault(keys.digest, []).append(i)
+        for band in keys.bands or ():
+            buckets.setdefault(band, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for j, keys in enumerate(keys_b):
+        pairs.update((i, j) for i in exact.get(keys.digest, ()))
+        for band in keys.bands or ():
+            pairs.update((i, j) for i in buckets.get(band, ()))
+    return sorted(pairs)
+
+
 def dedup_keys(items: Sequence[tuple[str, str]], threshold: float = 0.8,
                num_perm: int = 128) -> list[DedupResult]:
     """Convenience: run a fresh :class:`Deduplicator` over (key, text) pairs in order."""

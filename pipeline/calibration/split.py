@@ -18,19 +18,18 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import itertools
 import json
 import logging
-import multiprocessing
 import os
 import struct
 import tempfile
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
 from pipeline.calibration.dedup import DedupKeys, Deduplicator, dedup_keys_of
 from pipeline.calibration.ingest import Ingestor, Reject, discover_files
+from pipeline.calibration.parallel import ordered_map
 from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
 
@@ -171,8 +170,9 @@ def _init_worker(job: _Job) -> None:
     _SCRUBBER, _JOB = Scrubber(job.pii), job
 
 
-def _scrub_one(rec_json: str) -> _Scrubbed:
-    """One record: validated, scrubbed, as its canonical JSONL line; PII counts; side record."""
+def _scrub_one(rec_json: str) -> tuple[dict, _Scrubbed]:
+    """One record: validated, scrubbed, as its canonical JSONL line; PII counts; side record
+    (an evaluation-pool record's item is completed by :func:`_scrub_chunk`)."""
     assert _JOB is not None
     # Validated by the ingestor and dumped by pydantic (None fields left out): plain JSON here;
     # scrubbing replaces text inside strings only, so the record stays valid.
@@ -181,41 +181,34 @@ def _scrub_one(rec_json: str) -> _Scrubbed:
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
     line = jsonl_line(data)
     if _JOB.eval_split is None or hash_unit(_JOB.eval_split[0], data["conversation_id"]) >= _JOB.eval_split[1]:
-        return line, dict(counts), _pack_side(data["id"], data["conversation_id"], keys), None
-    item = _eval_item(data, _JOB.tokenizer, list(_JOB.edges))
-    slices = tuple(f"{k}={v}" for k, v in item["slices"].items()) if item else ()
-    return line, dict(counts), b"", (data["id"], keys, jsonl_line(item) if item else None, slices)
+        return data, (line, dict(counts), _pack_side(data["id"], data["conversation_id"], keys), None)
+    return data, (line, dict(counts), b"", (data["id"], keys, None, ()))
 
 
 def _scrub_chunk(recs: list[str]) -> list[_Scrubbed]:
-    return [_scrub_one(rec) for rec in recs]
+    done = [_scrub_one(rec) for rec in recs]
+    # Evaluation-pool records become items here, their prompts tokenized in one call.
+    scorable = [(i, prompt[0]) for i, (data, out) in enumerate(done)
+                if out[3] is not None and (prompt := _eval_prompt(data)) is not None]
+    counts = _prompt_tokens([messages for _, messages in scorable], _JOB.tokenizer)
+    n_tokens = {i: n for (i, _), n in zip(scorable, counts)}
+    results = []
+    for i, (data, out) in enumerate(done):
+        if out[3] is not None and i in n_tokens:
+            item = _eval_item(data, _JOB.tokenizer, list(_JOB.edges), n_tokens[i])
+            slices = tuple(f"{k}={v}" for k, v in item["slices"].items())
+            out = (*out[:3], (out[3][0], out[3][1], jsonl_line(item), slices))
+        results.append(out)
+    return results
 
 
 def _workers(params) -> int:
     return params.split.workers or os.cpu_count() or 1
 
 
-_CHUNK = 256  # records per task sent to a worker
-_IN_FLIGHT = 4  # tasks queued per worker: bounds memory whatever the input size
-
-
 def _scrub_all(recs: Iterator[str], job: _Job, workers: int) -> Iterator[_Scrubbed]:
-    """Scrub records in worker processes (the costly step), results in input order, so the
-    output is byte-identical whatever the number of workers. At most ``_IN_FLIGHT`` chunks
-    per worker are pending at any time, so memory does not grow with the input."""
-    if workers <= 1:
-        _init_worker(job)
-        yield from map(_scrub_one, recs)
-        return
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(job,)) as pool:
-        pending: deque = deque()
-        while chunk := list(itertools.islice(recs, _CHUNK)):
-            pending.append(pool.apply_async(_scrub_chunk, (chunk,)))
-            if len(pending) >= workers * _IN_FLIGHT:
-                yield from pending.popleft().get()
-        while pending:
-            yield from pending.popleft().get()
+    """Scrub records in worker processes (the costly step), results in input order."""
+    return ordered_map(_scrub_chunk, recs, workers=workers, initializer=_init_worker, initargs=(job,))
 
 
 # Side record per kept line: flag (1 = has LSH bands), 16-byte exact digest, the bands'
@@ -254,8 +247,9 @@ def _kept(kept_path: Path, keys_path: Path, n_bands: int) -> Iterator[tuple[str,
             yield (line, *_read_side(side, n_bands))
 
 
-def _eval_item(rec: dict, tokenizer, edges: list[int]) -> dict | None:
-    """Prompt (every turn before the final assistant answer), gold reference, slices."""
+def _eval_prompt(rec: dict) -> tuple[list[dict], str] | None:
+    """Prompt (every turn before the final assistant answer) and gold reference; None when
+    the record cannot be scored (no reference, or the prompt does not end with the user)."""
     messages = rec["messages"]
     reference = rec.get("reference")
     if messages[-1]["role"] == "assistant":
@@ -263,15 +257,41 @@ def _eval_item(rec: dict, tokenizer, edges: list[int]) -> dict | None:
         messages = messages[:-1]
     if not reference or messages[-1]["role"] != "user":
         return None
-    ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-    ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+    return messages, reference
+
+
+def _prompt_tokens(prompts: list[list[dict]], tokenizer) -> list[int]:
+    """Token counts of the prompts as the engines see them (chat template, generation prompt),
+    tokenized in one call (a fast tokenizer encodes the batch on every core)."""
+    if not prompts:
+        return []
+    texts = [tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in prompts]
+    return [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def _eval_item(rec: dict, tokenizer, edges: list[int], n_tokens: int | None = None) -> dict | None:
+    """The evaluation item of a record: prompt, gold reference, rubric, slices (None: not
+    scorable). ``n_tokens``: the prompt's token count, when counted already."""
+    prompt = _eval_prompt(rec)
+    if prompt is None:
+        return None
+    messages, reference = prompt
+    if n_tokens is None:
+        (n_tokens,) = _prompt_tokens([messages], tokenizer)
     slices = {"scenario": rec["scenario"], "difficulty": rec.get("difficulty") or "unlabelled",
               "segment": rec.get("segment") or "unknown",
-              "length_bucket": length_bucket(len(ids), edges)}
+              "length_bucket": length_bucket(n_tokens, edges)}
     return {"id": rec["id"], "conversation_id": rec["conversation_id"],
             "timestamp": rec["timestamp"], "messages": messages, "reference": reference,
             "rubric": rec.get("rubric") or {"type": "exact"}, "tools": rec.get("tools"),
-            "prompt_tokens": len(ids), "slices": slices}
+            "prompt_tokens": n_tokens, "slices": slices}
+
+
+def _pools_known_while_streaming(split_params) -> bool:
+    """Split by conversation id: a record's pool is known as it streams past, so pass 2 runs
+    inside pass 1 (the workers build the evaluation items). Split by date: the cut-off is
+    known only once every record has been read, so pass 2 reads the kept records back."""
+    return split_params.by != "date"
 
 
 class _EvalPool:
@@ -303,10 +323,7 @@ def run(params, root: Path) -> dict:
     edges = list(params.calibration.length_buckets)
     report: dict = {"params": {"data": params.data.model_dump(mode="json"),
                                "split": params.split.model_dump(mode="json", exclude={"workers"})}}
-    # Split by conversation id: a record's pool is known as it streams past, so pass 2 runs
-    # inside pass 1 (the workers build the evaluation items). Split by date: the cut-off is
-    # known only once every record has been read, so pass 2 reads the kept records back.
-    inline = params.split.by != "date"
+    inline = _pools_known_while_streaming(params.split)
     with tempfile.TemporaryDirectory(dir=root) as tmp_s, \
             atomic_dirs(out, ["evalset", "pools", "split"]) as staged, \
             (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups, \

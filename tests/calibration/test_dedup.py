@@ -3,8 +3,8 @@ import random
 import pytest
 
 from pipeline.calibration.dedup import (
-    Deduplicator, DedupResult, content_hash, conversation_text, minhash, near_duplicates_between,
-    normalize_text, shingles,
+    Deduplicator, DedupResult, content_hash, conversation_text, dedup_keys_of, minhash,
+    near_duplicate_pairs, near_duplicates_between, normalize_text, shingles,
 )
 from pipeline.calibration.schema import Record
 
@@ -113,6 +113,22 @@ def test_pools_disjointness_check():
     pool_b[3] = edit(pool_a[7], 1)
     pool_b[5] = pool_a[2].upper()
     assert near_duplicates_between(pool_a, pool_b, threshold=0.7) == [(2, 5), (7, 3)]
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.7, 0.9])
+def test_pairs_from_dedup_keys_are_the_lsh_index_pairs(threshold):
+    # datasketch's own index (near_duplicates_between) is the reference: same pairs, from keys
+    pool_a = [paragraph(i) for i in range(12)] + ["", "Short one."]
+    pool_b = [paragraph(100 + i) for i in range(12)] + ["  ", "short ONE."]
+    for j, changes in enumerate((1, 4, 8, 12, 16, 24, 32)):  # near, borderline and far edits
+        pool_b[j] = edit(pool_a[j], changes, seed=j)
+    pool_b[9] = pool_a[2].upper()
+    expected = near_duplicates_between(pool_a, pool_b, threshold)
+    keys_a = [dedup_keys_of(t, threshold, 128) for t in pool_a]
+    keys_b = [dedup_keys_of(t, threshold, 128) for t in pool_b]
+    assert near_duplicate_pairs(keys_a, keys_b) == expected
+    assert {(2, 9), (12, 12), (13, 13)} <= set(expected)  # exact copies, empty texts included
+    assert (6, 6) not in expected  # 32 of 80 words replaced: not a near duplicate
 
 
 def test_parameters_are_checked():

@@ -471,6 +471,27 @@ def _split_with(project, repo, model_dir, root: Path, **split_params) -> dict[st
     return snapshot(root / params.split.out_dir, SPLIT_DIRS)
 
 
+def test_split_by_id_builds_the_evalset_while_streaming_as_reading_back_would(
+        project, repo, model_dir, tmp_path, monkeypatch):
+    # The id split builds evaluation items in the scrub workers during pass 1; the date split
+    # reads kept records back in a pass of their own. Both ways must give the same outputs.
+    monkeypatch.setattr(split, "_pools_known_while_streaming", lambda split_params: False)
+    read_back = _split_with(project, repo, model_dir, tmp_path / "read-back", workers=2)
+    assert read_back == snapshot(project.data, SPLIT_DIRS)
+
+
+def test_build_outputs_do_not_depend_on_the_number_of_workers(project, repo, model_dir, tmp_path):
+    root = tmp_path / "one"
+    shutil.copytree(project.root, root, ignore=shutil.ignore_patterns("logs"))
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["split"]["workers"] = 1
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for name in ("business", "general"):
+        build.run(load_params(root / "params.yaml"), root, name)
+    dirs = ("calibration/business", "calibration/general")
+    assert snapshot(root / project.params.split.out_dir, dirs) == snapshot(project.data, dirs)
+
+
 @pytest.mark.parametrize("by", ["conversation_id", "date"])
 def test_split_outputs_do_not_depend_on_the_number_of_workers(project, repo, model_dir, tmp_path, by):
     extra = {"by": by, "eval_recent_days": 20} if by == "date" else {}

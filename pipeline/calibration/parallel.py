@@ -1,0 +1,40 @@
+"""Order-preserving map over worker processes, with bounded memory.
+
+The calibration stages' costly per-record work (PII scrubbing, dedup keys, chat-template
+rendering and tokenization) runs in worker processes; results come back in input order, so the
+outputs are byte-identical whatever the number of workers, and at most ``in_flight`` chunks per
+worker are pending at any time, so memory does not grow with the input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def ordered_map(fn: Callable[[list[T]], list[R]], items: Iterable[T], *, workers: int,
+                initializer: Callable[..., None], initargs: tuple[Any, ...] = (),
+                chunk: int = 256, in_flight: int = 4) -> Iterator[R]:
+    """``fn`` over chunks of ``items``, flattened, in input order. Each worker process runs
+    ``initializer(*initargs)`` once; with ``workers <= 1`` everything runs in this process."""
+    items = iter(items)
+    if workers <= 1:
+        initializer(*initargs)
+        while batch := list(itertools.islice(items, chunk)):
+            yield from fn(batch)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ctx.Pool(workers, initializer=initializer, initargs=initargs) as pool:
+        pending: deque = deque()
+        while batch := list(itertools.islice(items, chunk)):
+            pending.append(pool.apply_async(fn, (batch,)))
+            if len(pending) >= workers * in_flight:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
