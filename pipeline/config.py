@@ -217,7 +217,7 @@ class SplitConfig(_Section):
     eval_share: Share = 0.2
     eval_recent_days: PositiveInt | None = None
     salt: str = "qpipe-split-v1"
-    workers: PositiveInt | None = None  # PII scrubbing processes (default: one per core)
+    workers: PositiveInt | None = None  # worker processes of split and calibration builds (default: one per core)
     pii: PiiConfig = Field(default_factory=PiiConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     out_dir: Path = Path("data")

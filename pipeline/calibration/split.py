@@ -227,12 +227,17 @@ def _pack_side(rec_id: str, conversation_id: str, keys: DedupKeys) -> bytes:
     return b"".join(parts)
 
 
+@functools.lru_cache(maxsize=8)
+def _bands_format(n_bands: int) -> tuple[struct.Struct, tuple[int, ...]]:
+    return struct.Struct(f">{n_bands}Q"), tuple(i << 64 for i in range(n_bands))
+
+
 def _read_side(fh, n_bands: int) -> tuple[str, str, DedupKeys]:
     has_bands, digest = _SIDE_HEAD.unpack(fh.read(_SIDE_HEAD.size))
     bands = None
     if has_bands:
-        raw = fh.read(8 * n_bands)
-        bands = tuple(int.from_bytes(raw[8 * i:8 * i + 8], "big") | (i << 64) for i in range(n_bands))
+        fmt, tags = _bands_format(n_bands)
+        bands = tuple(value | tag for value, tag in zip(fmt.unpack(fh.read(fmt.size)), tags))
     texts = []
     for _ in range(2):
         (size,) = _LEN.unpack(fh.read(_LEN.size))
