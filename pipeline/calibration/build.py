@@ -11,6 +11,12 @@ Writes ``<split.out_dir>/calibration/<set>/``:
   scenario × length bucket × difficulty, token-length histogram, PII replacements, rejects,
   dedup counts, quota shortfalls and fills, and the overlap with the evaluation set (must be 0).
 
+Every candidate is rendered and tokenized in worker processes (``split.workers``, default one
+per core), which return only its id, scenario, difficulty and length: stratification needs no
+more, and the selected rows are rendered again from their source lines. So memory does not hold
+every candidate's text (a million-record pool would need gigabytes), and the number of workers
+does not change the outputs.
+
 Same inputs + same seed ⇒ byte-identical outputs.
 """
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -188,18 +189,28 @@ def _scrub_one(rec_json: str) -> tuple[dict, _Scrubbed]:
 def _scrub_chunk(recs: list[str]) -> list[_Scrubbed]:
     done = [_scrub_one(rec) for rec in recs]
     # Evaluation-pool records become items here, their prompts tokenized in one call.
-    scorable = [(i, prompt[0]) for i, (data, out) in enumerate(done)
-                if out[3] is not None and (prompt := _eval_prompt(data)) is not None]
-    counts = _prompt_tokens([messages for _, messages in scorable], _JOB.tokenizer)
-    n_tokens = {i: n for (i, _), n in zip(scorable, counts)}
-    results = []
-    for i, (data, out) in enumerate(done):
-        if out[3] is not None and i in n_tokens:
-            item = _eval_item(data, _JOB.tokenizer, list(_JOB.edges), n_tokens[i])
-            slices = tuple(f"{k}={v}" for k, v in item["slices"].items())
-            out = (*out[:3], (out[3][0], out[3][1], jsonl_line(item), slices))
-        results.append(out)
+    at = [i for i, (_, out) in enumerate(done) if out[3] is not None]
+    items = _eval_entries([done[i][0] for i in at], _JOB.tokenizer, list(_JOB.edges))
+    results = [out for _, out in done]
+    for i, (item_line, slices) in zip(at, items):
+        out = results[i]
+        results[i] = (*out[:3], (out[3][0], out[3][1], item_line, slices))
     return results
+
+
+def _eval_entries(recs: list[dict], tokenizer, edges: list[int]) -> list[tuple[str | None, tuple[str, ...]]]:
+    """(evaluation item line or None when not scorable, slice labels) per record, the scorable
+    prompts tokenized in one call (a fast tokenizer encodes a batch at once)."""
+    prompts = {i: prompt for i, rec in enumerate(recs) if (prompt := _eval_prompt(rec)) is not None}
+    n_tokens = dict(zip(prompts, _prompt_tokens([messages for messages, _ in prompts.values()], tokenizer)))
+    out = []
+    for i, rec in enumerate(recs):
+        if i not in prompts:
+            out.append((None, ()))
+            continue
+        item = _eval_item(rec, *prompts[i], n_tokens[i], edges)
+        out.append((jsonl_line(item), tuple(f"{k}={v}" for k, v in item["slices"].items())))
+    return out
 
 
 def _workers(params) -> int:
@@ -274,15 +285,9 @@ def _prompt_tokens(prompts: list[list[dict]], tokenizer) -> list[int]:
     return [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
 
-def _eval_item(rec: dict, tokenizer, edges: list[int], n_tokens: int | None = None) -> dict | None:
-    """The evaluation item of a record: prompt, gold reference, rubric, slices (None: not
-    scorable). ``n_tokens``: the prompt's token count, when counted already."""
-    prompt = _eval_prompt(rec)
-    if prompt is None:
-        return None
-    messages, reference = prompt
-    if n_tokens is None:
-        (n_tokens,) = _prompt_tokens([messages], tokenizer)
+def _eval_item(rec: dict, messages: list[dict], reference: str, n_tokens: int, edges: list[int]) -> dict:
+    """The evaluation item of a record: its prompt (``messages``, ``n_tokens`` long with the
+    chat template), gold reference, rubric and slices."""
     slices = {"scenario": rec["scenario"], "difficulty": rec.get("difficulty") or "unlabelled",
               "segment": rec.get("segment") or "unknown",
               "length_bucket": length_bucket(n_tokens, edges)}
@@ -348,11 +353,12 @@ def run(params, root: Path) -> dict:
             assign = lambda conversation_id: "calibration"  # noqa: E731
         else:
             assign = _Assigner(params.split, first_seen) if first_seen else None
-            for line, rec_id, conversation_id, keys in kept_records():
-                if assign(conversation_id) == "eval":
-                    item = _eval_item(json.loads(line), tokenizer, edges)
-                    evalpool.add(rec_id, keys, item and jsonl_line(item),
-                                 (f"{k}={v}" for k, v in item["slices"].items()) if item else ())
+            evals = ((line, rec_id, keys) for line, rec_id, conversation_id, keys in kept_records()
+                     if assign(conversation_id) == "eval")
+            while batch := list(itertools.islice(evals, 256)):
+                entries = _eval_entries([json.loads(line) for line, _, _ in batch], tokenizer, edges)
+                for (_, rec_id, keys), entry in zip(batch, entries):
+                    evalpool.add(rec_id, keys, *entry)
         ev.close()
         # Pass 3: the calibration pool, deduplicated within itself and against eval.
         with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
