@@ -111,7 +111,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     dd = params.split.dedup
     inline = evalpool is not None
     job = _Job(pii_cfg, dd.near_threshold, dd.num_perm,
-               (params.split.salt, params.split.eval_share) if inline else None,
+               _Assigner(params.split, {}) if inline else None,
                tokenizer if inline else None, tuple(params.calibration.length_buckets))
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
@@ -152,8 +152,8 @@ class _Job(NamedTuple):
     pii: PIIConfig
     threshold: float
     num_perm: int
-    eval_split: tuple[str, float] | None  # (salt, eval share): workers decide the pool
-    tokenizer: object  # builds evaluation items when eval_split is set
+    assign: _Assigner | None  # set when the workers decide pools (split by conversation id)
+    tokenizer: object  # builds evaluation items when assign is set
     edges: tuple[int, ...]
 
 
@@ -181,7 +181,7 @@ def _scrub_one(rec_json: str) -> tuple[dict, _Scrubbed]:
     counts = _SCRUBBER.scrub_data(data) if _SCRUBBER is not None else {}
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
     line = jsonl_line(data)
-    if _JOB.eval_split is None or hash_unit(_JOB.eval_split[0], data["conversation_id"]) >= _JOB.eval_split[1]:
+    if _JOB.assign is None or _JOB.assign(data["conversation_id"]) != "eval":
         return data, (line, dict(counts), _pack_side(data["id"], data["conversation_id"], keys), None)
     return data, (line, dict(counts), b"", (data["id"], keys, None, ()))
 
