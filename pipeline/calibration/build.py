@@ -26,13 +26,12 @@ import functools
 import itertools
 import json
 import logging
-import os
 from collections import Counter
 from pathlib import Path
 from statistics import median
 
 from pipeline.calibration.dedup import DedupKeys, dedup_keys_of, near_duplicate_pairs
-from pipeline.calibration.parallel import ordered_map
+from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
 from pipeline.calibration.split import dedup_text, length_bucket, prompt_text
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
@@ -176,8 +175,8 @@ def run(params, root: Path, set_name: str) -> dict:
     plans, where, paths = [], {}, {}
     inputs = {}
     dd = params.split.dedup
-    workers = params.split.workers or os.cpu_count() or 1
-    pool = functools.partial(_pool, workers=workers, initargs=(tokenizer, cs, dd.near_threshold, dd.num_perm))
+    pool = functools.partial(_pool, workers=worker_count(params.split.workers),
+                             initargs=(tokenizer, cs, dd.near_threshold, dd.num_perm))
     if n_general < cs.num_samples:
         paths["business"] = data_dir / "pools" / "calibration.jsonl"
         inputs["calibration_pool"] = file_sha256(paths["business"])

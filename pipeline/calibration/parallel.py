@@ -19,6 +19,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def worker_count(configured: int | None) -> int:
+    """The worker processes to use: ``split.workers`` when set, else one per core."""
+    return configured or os.cpu_count() or 1
+
+
 def ordered_map(fn: Callable[[list[T]], list[R]], items: Iterable[T], *, workers: int,
                 initializer: Callable[..., None], initargs: tuple[Any, ...] = (),
                 chunk: int = 256, in_flight: int = 4) -> Iterator[R]:

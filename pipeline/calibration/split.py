@@ -21,7 +21,6 @@ import hashlib
 import itertools
 import json
 import logging
-import os
 import struct
 import tempfile
 from collections import Counter
@@ -30,7 +29,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from pipeline.calibration.dedup import DedupKeys, Deduplicator, dedup_keys_of
 from pipeline.calibration.ingest import Ingestor, Reject, discover_files
-from pipeline.calibration.parallel import ordered_map
+from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
 
@@ -128,7 +127,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
                     first_seen[rec.conversation_id] = rec.timestamp
                 yield rec.model_dump_json(exclude_none=True)
 
-        for line, counts, side, evaluation in _scrub_all(records(), job, _workers(params)):
+        for line, counts, side, evaluation in _scrub_all(records(), job, worker_count(params.split.workers)):
             pii_counts.update(counts)
             if evaluation is not None:
                 evalpool.add(*evaluation)
@@ -211,10 +210,6 @@ def _eval_entries(recs: list[dict], tokenizer, edges: list[int]) -> list[tuple[s
         item = _eval_item(rec, *prompts[i], n_tokens[i], edges)
         out.append((jsonl_line(item), tuple(f"{k}={v}" for k, v in item["slices"].items())))
     return out
-
-
-def _workers(params) -> int:
-    return params.split.workers or os.cpu_count() or 1
 
 
 def _scrub_all(recs: Iterator[str], job: _Job, workers: int) -> Iterator[_Scrubbed]:
