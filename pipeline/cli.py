@@ -239,6 +239,32 @@ def _user_failure(err: Exception) -> None:
     raise typer.Exit(1) from err
 
 
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a `kill`, a CI timeout, DVC stopping) takes the Ctrl-C path: engines stop, a
+    failed evaluation is kept under logs/failed/ and no partial results remain."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _track_failure(p, root: Path, variant: str) -> None:
+    """Log a failed evaluation to MLflow as FAILED right away (the pipeline stops here, before
+    its `track` stage); a tracking server that does not answer only marks it for `qpipe track`."""
+    try:
+        from pipeline.tracking import run as track
+
+        r = track(p, root)
+    except Exception as err:  # noqa: BLE001 - the evaluation's own error is what the user needs
+        console.print(f"[yellow]the failed run of {variant} was not logged to MLflow ({err}); "
+                      "`qpipe track` logs it from logs/failed/[/yellow]")
+        return
+    where = "marked for `qpipe track`" if r.get("pending") else f"run {r['runs'].get(variant)}"
+    console.print(f"{variant}: logged to MLflow as FAILED ({where})", markup=False)
+
+
 @app.command("eval")
 def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
           params: Path = ParamsOpt) -> None:
@@ -248,7 +274,16 @@ def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml
 
     p = _params(params)
     _variant(p, variant)
-    m = _guarded(run, p, params.resolve().parent, variant)
+    root = params.resolve().parent
+    _terminate_as_interrupt()
+    try:
+        m = run(p, root, variant)
+    except BaseException as err:
+        if p.tracking.log_failures:
+            _track_failure(p, root, variant)
+        if isinstance(err, QpipeError):
+            _user_failure(err)
+        raise
     if not m.get("served", True):
         typer.echo(f"{variant}: {m['reason']}")
         return
@@ -271,6 +306,7 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
     _variant(p, variant)
     root = params.resolve().parent
     log_path = root / "logs" / f"serve-{variant}.log"
+    _terminate_as_interrupt()
     try:
         with open_engine(p, root, variant, log_path, engine=engine) as eng:
             where = getattr(eng, "base_url", "in process")
@@ -293,6 +329,7 @@ def bench(params: Path = ParamsOpt) -> None:
     from pipeline.evaluate.bench import run
 
     p = _params(params)
+    _terminate_as_interrupt()
     r = _guarded(run, p, params.resolve().parent)
     for name, x in r["ratios"].items():
         typer.echo(f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
@@ -334,6 +371,10 @@ def report(params: Path = ParamsOpt) -> None:
 @app.command("diff-engines")
 def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact is served."),
                  engines: str = typer.Option(..., help="Two engines, e.g. vllm,transformers."),
+                 profile: Optional[str] = typer.Option(
+                     None, help="Strictness tier for the verdict (seed 000 §7.5): "
+                     "compliance_audit, finance_medical, general_saas, research; "
+                     "default: gates.profile."),
                  params: Path = ParamsOpt) -> None:
     """Serve one artifact on two engines; report output consistency (exact, character, task
     result) and accuracy per slice — the engine as the only variable (seed 000 ch. 7)."""
@@ -345,13 +386,19 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
     if len(pair) != 2:
         console.print("--engines takes exactly two engine names, e.g. vllm,transformers")
         raise typer.Exit(2)
-    r = _guarded(run, p, params.resolve().parent, variant, pair)
+    _terminate_as_interrupt()
+    r = _guarded(run, p, params.resolve().parent, variant, pair, profile=profile)
     c = r["consistency"]
     typer.echo(f"{variant}: {pair[0]} vs {pair[1]} — exact {c['exact_match_rate']:.3f}, "
                f"char similarity {c['char_similarity']:.3f}, task agreement "
                f"{c['task_agreement']:.3f}; accuracy {r['accuracy'][pair[0]]:.3f} vs "
                f"{r['accuracy'][pair[1]]:.3f} (delta {r['paired']['delta']:+.3f}, CI "
                f"[{r['paired']['ci_low']:+.3f}, {r['paired']['ci_high']:+.3f}]) → {r['out']}")
+    v = r["verdict"]
+    typer.echo(f"verdict ({v['profile']}): {'PASS' if v['passed'] else 'FAIL'}")
+    for c in v["criteria"]:
+        typer.echo(f"  {'ok  ' if c['passed'] else ('n/a ' if c['passed'] is None else 'FAIL')} "
+                   f"{c['name']}: {c['detail']}")
 
 
 @app.command()

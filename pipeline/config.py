@@ -414,6 +414,7 @@ class LlamaCppSettings(_EngineSettings):
     threads: PositiveInt = 1
     ctx: PositiveInt = 4096
     slots: PositiveInt = 1
+    kv_cache_dtype: str = "f16"        # -ctk/-ctv: stated, never left to the engine's default
 
 
 class TransformersSettings(_EngineSettings):
@@ -470,7 +471,8 @@ class BenchConfig(_Section):
     """The offline protocol of seed 002 §4 plus streaming latency, every variant alternately."""
 
     out_dir: Path = Path("results/bench")  # bench.json + each engine's log
-    rounds: PositiveInt = 2            # baseline and every variant once per round, alternated
+    rounds: PositiveInt = 2            # every variant once per round, alternating direction
+    baseline_every: PositiveInt = 4    # a baseline measurement after every N variants
     repeats: PositiveInt = 3           # measured offline runs per round (after a warm-up run)
     num_prompts: PositiveInt = 16
     input_len: PositiveInt = 256
@@ -537,6 +539,7 @@ class TrackingConfig(_Section):
     tracking_uri: str = "sqlite:///mlflow.db"  # MLFLOW_TRACKING_URI overrides it
     experiment: str | None = None  # default: the model's name
     registered_model: str | None = None  # Model Registry name (default: the model's name)
+    log_failures: bool = True      # `qpipe eval` logs a failed evaluation as FAILED at once
 
 
 class HandoffConfig(_Section):

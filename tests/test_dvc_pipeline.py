@@ -130,6 +130,7 @@ def pipeline_run(repo, tmp_path_factory):
     r.status_final = status()
     r.business_after = files_of(root / "data" / "calibration" / "business")
     r.general_after = files_of(root / "data" / "calibration" / "general")
+    r.qpipe = lambda *args: run(str(bin_dir / "qpipe"), *args)
     return r
 
 
@@ -199,3 +200,73 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
     for name in index["bundles"]:
         assert (pipeline_run.root / "handoff" / name / "SHA256SUMS").is_file()
     assert (pipeline_run.root / "mlflow.db").is_file()
+
+
+def test_the_calibration_effect_is_reported_per_slice_with_its_interval(pipeline_run):
+    """Same GPTQ recipe on the business and the general set: the paired difference on the
+    business evaluation set, overall and per slice, in comparison.json, .md and MLflow."""
+    root = pipeline_run.root
+    report = json.loads((root / "reports" / "comparison.json").read_text())
+    [effect] = report["calibration_effect"]
+    assert (effect["reference"], effect["other"]) == ("gptq_w4a16_business", "gptq_w4a16_general")
+    assert effect["calibration"] == {"gptq_w4a16_business": "business", "gptq_w4a16_general": "general"}
+    d = effect["delta_other_minus_reference"]
+    assert d["n"] == 40 and d["ci_low"] <= d["delta"] <= d["ci_high"] and 0 <= d["p_value"] <= 1
+    assert "scenario=tool_call" in effect["slices"] and "difficulty=hard" in effect["slices"]
+    md = (root / "reports" / "comparison.md").read_text()
+    section = md[md.index("## Calibration data"):md.index("## Pareto")]
+    for name, sl in effect["slices"].items():
+        assert f"| {name} | {sl['n']} |" in section, name
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("qpipe-demo-llama")
+    parents = client.search_runs([exp.experiment_id], "tags.`qpipe.role` = 'execution'",
+                                 order_by=["attributes.start_time DESC"])
+    metrics = parents[0].data.metrics
+    prefix = "calibration_effect/gptq_w4a16_general-minus-gptq_w4a16_business"
+    assert metrics[f"{prefix}/delta"] == pytest.approx(d["delta"])
+    assert f"{prefix}/slice/scenario/tool_call/ci_high" in metrics
+    assert f"{prefix}/slice/scenario/tool_call/p_value" in metrics
+
+
+def test_the_report_names_the_pareto_front_and_draws_both_plots(pipeline_run):
+    root = pipeline_run.root
+    report = json.loads((root / "reports" / "comparison.json").read_text())
+    front = report["pareto_optimal"]
+    assert front and set(front) <= {"baseline", "gguf_q4_k_m_business"}
+    md = (root / "reports" / "comparison.md").read_text()
+    assert all(f"`{n}`" in md[md.index("## Pareto"):] for n in front)
+    for plot in ("tradeoff.png", "slices.png"):
+        assert (root / "reports" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", plot
+
+
+def test_mlflow_holds_one_run_per_variant_and_track_adds_no_duplicates(pipeline_run):
+    from mlflow import MlflowClient
+
+    root = pipeline_run.root
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("qpipe-demo-llama")
+
+    def latest_execution() -> tuple[str, list]:
+        parent = client.search_runs([exp.experiment_id], "tags.`qpipe.role` = 'execution'",
+                                    order_by=["attributes.start_time DESC"])[0]
+        children = client.search_runs([exp.experiment_id],
+                                      f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
+        return parent.info.run_id, children
+
+    parent, runs = latest_execution()
+    assert sorted(r.data.tags["variant"] for r in runs) == sorted(VARIANTS)
+    gptq = next(r for r in runs if r.data.tags["variant"] == "gptq_w4a16_business")
+    assert gptq.info.status == "FINISHED" and "accuracy" in gptq.data.metrics
+    assert gptq.data.tags["engine.name"] == "vllm" and gptq.data.params["scheme"] == "w4a16_gptq"
+    inputs = {d.dataset.name: d.dataset.digest for d in gptq.inputs.dataset_inputs}
+    card = json.loads((root / "data" / "calibration" / "business" / "card.json").read_text())
+    assert inputs["calibration/business"] == card["content_sha256"][:36]  # MLflow keeps 36
+    evalset = json.loads((root / "data" / "evalset" / "card.json").read_text())
+    assert inputs["evalset"] == evalset["content_sha256"][:36]
+    total = len(client.search_runs([exp.experiment_id], max_results=1000))
+    pipeline_run.qpipe("track")
+    pipeline_run.qpipe("track")
+    assert len(client.search_runs([exp.experiment_id], max_results=1000)) == total
+    assert latest_execution()[0] == parent

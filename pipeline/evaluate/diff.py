@@ -17,7 +17,15 @@ from pipeline.evaluate.stats import paired_accuracy
 from pipeline.io import atomic_dirs, write_json
 
 
-def run(params, root: Path, variant: str, engines: list[str]) -> dict[str, Any]:
+def run(params, root: Path, variant: str, engines: list[str], *,
+        profile: str | None = None) -> dict[str, Any]:
+    """Serve `variant`'s artifact on both engines, one after the other; pair their records and
+    judge the difference by seed 000 §7.5's tier (`profile`, default gates.profile)."""
+    from pipeline.report.gates import ENGINE_DIFF_TIERS, engine_diff_verdict
+
+    profile = profile or params.gates.profile
+    if profile not in ENGINE_DIFF_TIERS:  # before minutes of serving
+        engine_diff_verdict(profile, {}, {})
     a, b = engines
     parent = root / params.compare.out_dir / "diff-engines"
     name = f"{variant}.{a}-vs-{b}"
@@ -41,6 +49,8 @@ def run(params, root: Path, variant: str, engines: list[str]) -> dict[str, Any]:
                                             seed=cfg.seed),
                   "consistency": detectors.consistency(ra, rb),
                   "slices": slice_table(ra, rb, cfg)}
+        report["verdict"] = engine_diff_verdict(
+            profile, report["consistency"], {a: ma["speed"], b: mb["speed"]})
         write_json(out / "diff.json", report)
     report["out"] = str(parent / name / "diff.json")
     return json.loads(json.dumps(report))

@@ -20,7 +20,9 @@ from pipeline.engines.base import Completion, Engine
 from pipeline.errors import QpipeError
 
 HERE = Path(__file__).resolve().parent
-_VERSIONED = ("harness.py", "scorers.py", "detectors.py")
+# Every file whose change can change a record: prompting, scoring, detectors, the stage that
+# writes the records and the lm-eval bridge.
+_VERSIONED = ("harness.py", "scorers.py", "detectors.py", "stage.py", "lmeval.py")
 
 
 def harness_version() -> str:
@@ -138,7 +140,8 @@ def run_prompts(engine: Engine, prompts: list[list[int]], *, max_tokens: int, co
             if progress:
                 progress(1)
         return out, time.perf_counter() - t0
-    with ThreadPoolExecutor(workers) as pool:
+    pool = ThreadPoolExecutor(workers)
+    try:
         futures = [pool.submit(engine.complete, p, max_tokens, ignore_eos=ignore_eos)
                    for p in prompts]
         out = []
@@ -146,4 +149,10 @@ def run_prompts(engine: Engine, prompts: list[list[int]], *, max_tokens: int, co
             out.append(f.result())  # the first failure raises (with the engine's log tail)
             if progress:
                 progress(1)
+    except BaseException:
+        # Ctrl-C or a failure: drop the queued requests now; the ones in flight end when the
+        # caller stops the engine.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return out, time.perf_counter() - t0

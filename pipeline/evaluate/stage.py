@@ -8,6 +8,7 @@ start or mid-run fails the stage with its log tail; no metrics.json is left for 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.artifacts.manifest import require_verified
-from pipeline.engines.base import Engine, EngineError, get_engine
+from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
 from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harness_version,
                                        load_evalset, render, run_prompts)
@@ -118,6 +119,15 @@ def speed(records: list[dict], wall: float, serving: bool) -> dict[str, Any]:
             "latency_p99": pct([r["latency"] for r in records], 99)}
 
 
+def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
+    """The controlled variables a pairing needs equal: the exact prompt token ids (tokenizer and
+    chat template included), greedy decoding and the max tokens."""
+    h = hashlib.sha256()
+    for ids in prompts:
+        h.update(",".join(map(str, ids)).encode() + b"\n")
+    return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
+
+
 def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = None,
              artifact: Path | None = None) -> dict[str, Any]:
     """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
@@ -153,8 +163,9 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                "speed": speed(records, wall, info.serving),
                "memory": {"engine_peak_rss_bytes": mem.peak or None, "gpu": gpu},
                "engine": {"name": info.name, "version": info.version, "kernel": info.kernel,
-                          "serving": info.serving},
+                          "serving": info.serving, "reason": params.variants[name].reason},
                "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
+               "protocol": protocol(prompts, ev),
                "artifact_sha256": manifest.get("content_sha256"),
                "size_bytes": manifest.get("size_bytes")}
     if harness_results is not None:
@@ -185,7 +196,12 @@ def not_served(params, name: str, out: Path) -> dict[str, Any]:
 
 
 def run(params, root: Path, name: str) -> dict[str, Any]:
-    """Evaluate one variant into <evaluate.out_dir>/<name>, atomically."""
+    """Evaluate one variant into <evaluate.out_dir>/<name>, atomically.
+
+    Any failure — the engine missing, dying at start or mid-run, Ctrl-C, SIGTERM, a bug — leaves
+    no results for the variant (no stale metrics.json from an earlier run either) and keeps what
+    the attempt wrote, its engine log and the error under logs/failed/<name>/, where tracking
+    finds it and logs the run as FAILED."""
     results = root / params.evaluate.out_dir
     failed = root / "logs" / "failed" / name  # outside results/, which `compare` depends on
     shutil.rmtree(failed, ignore_errors=True)
@@ -195,10 +211,14 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
                 return not_served(params, name, dirs[name])
             try:
                 return evaluate(params, root, name, dirs[name])
-            except (EngineError, KeyboardInterrupt):
+            except BaseException as err:
                 # Keep the engine's log where a person can read it; the results stay absent.
                 shutil.copytree(dirs[name], failed, dirs_exist_ok=True)
+                write_json(failed / "error.json", {
+                    "schema": "qpipe.failed/v1", "variant": name, "error": type(err).__name__,
+                    "message": str(err) or type(err).__name__,
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
                 raise
-    except (EngineError, KeyboardInterrupt):
+    except BaseException:
         shutil.rmtree(results / name, ignore_errors=True)  # no stale metrics for a failed run
         raise

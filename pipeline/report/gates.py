@@ -43,6 +43,56 @@ class GateError(QpipeError, ValueError):
     pass
 
 
+# Seed 000 §7.5: how far two ENGINES serving one artifact may differ (greedy decoding), by the
+# same strictness tiers — exact-match rate, task-result agreement, and the throughput change.
+# These judge `qpipe diff-engines`, not quantized variants (their gates are PROFILES above).
+ENGINE_DIFF_TIERS: dict[str, dict[str, float | None]] = {
+    "compliance_audit": {"min_exact_match": 0.99, "min_task_agreement": 0.995, "max_perf_change": 0.03},
+    "finance_medical": {"min_exact_match": 0.95, "min_task_agreement": 0.98, "max_perf_change": 0.05},
+    "general_saas": {"min_exact_match": 0.90, "min_task_agreement": 0.95, "max_perf_change": 0.10},
+    "research": {"min_exact_match": None, "min_task_agreement": 0.90, "max_perf_change": 0.20},
+}
+
+
+def engine_diff_verdict(profile: str, consistency: dict[str, Any],
+                        speed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Judge two engines on one artifact by a §7.5 tier. `speed` maps each engine to its
+    evaluation's speed block; the throughput criterion applies only when both are serving
+    engines (a reference engine's speed measures itself) and is `None` (not judged) otherwise."""
+    if profile not in ENGINE_DIFF_TIERS:
+        from pipeline.registry import did_you_mean
+
+        raise GateError(f"no engine-difference tier {profile!r} (seed 000 §7.5) "
+                        f"{did_you_mean(profile, ENGINE_DIFF_TIERS)} — fix: --profile one of "
+                        f"{', '.join(ENGINE_DIFF_TIERS)}")
+    tier = ENGINE_DIFF_TIERS[profile]
+    criteria = []
+
+    def add(name: str, passed: bool | None, detail: str) -> None:
+        criteria.append({"name": name, "passed": passed, "detail": detail})
+
+    exact, agree = consistency.get("exact_match_rate"), consistency.get("task_agreement")
+    if tier["min_exact_match"] is None:
+        add("exact_match", None, f"{exact:.4f}; not required by {profile}")
+    else:
+        add("exact_match", exact >= tier["min_exact_match"],
+            f"{exact:.4f} identical outputs, needs ≥ {tier['min_exact_match']:.3f}")
+    add("task_agreement", agree >= tier["min_task_agreement"],
+        f"{agree:.4f} same task result, needs ≥ {tier['min_task_agreement']:.3f}")
+    (a, sa), (b, sb) = speed.items()
+    if sa.get("serving_engine") and sb.get("serving_engine"):
+        change = sb["output_tokens_per_second"] / sa["output_tokens_per_second"] - 1.0
+        add("throughput", abs(change) <= tier["max_perf_change"],
+            f"{b} vs {a} output tok/s {change:+.1%}, needs within ±{tier['max_perf_change']:.0%} "
+            "(one run, one engine after the other)")
+    else:
+        ref = a if not sa.get("serving_engine") else b
+        add("throughput", None, f"not judged: {ref} is a reference engine, its speed measures "
+                                "itself, not a serving engine")
+    judged = [c["passed"] for c in criteria if c["passed"] is not None]
+    return {"profile": profile, "tier": tier, "passed": all(judged), "criteria": criteria}
+
+
 def thresholds(cfg) -> GateThresholds:
     if cfg.profile == "custom":
         if cfg.custom is None:
@@ -85,21 +135,29 @@ def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg) -> dict
                   f"is below the allowed −{100 * t.max_drop_slice:.1f}"
                   + (" — the slice is too small to show it is safe" if s.get("underpowered") else ""))
     det = v["detectors"]
+    not_applicable: list[dict] = []
     validity = det["variant"].get("json_validity")
     checked.append("json_validity")
-    if validity is not None and validity < t.min_json_validity:
+    if validity is None:
+        not_applicable.append({"criterion": "json_validity",
+                               "why": "no structured-output (JSON) samples in the evaluation set"})
+    elif validity < t.min_json_validity:
         _fail(failed, "json_validity", validity, t.min_json_validity,
               f"valid JSON in {100 * validity:.1f}% of structured answers, below "
               f"{100 * t.min_json_validity:.1f}%")
     agreement = det["consistency"].get("task_agreement")
     checked.append("task_agreement")
-    if agreement is not None and agreement < t.min_task_agreement:
+    if agreement is None:
+        _fail(failed, "task_agreement", None, t.min_task_agreement,
+              "no sample pairs with the baseline: task agreement could not be measured — fix: "
+              "re-run both evaluations on the same evaluation set")
+    elif agreement < t.min_task_agreement:
         _fail(failed, "task_agreement", agreement, t.min_task_agreement,
               f"same task result as the baseline on {100 * agreement:.1f}% of samples, below "
               f"{100 * t.min_task_agreement:.1f}%")
     _gain(v, bench, t, failed, checked)
     return {"profile": cfg.profile, "passed": not failed, "failed": failed, "checked": checked,
-            "thresholds": t.model_dump()}
+            "not_applicable": not_applicable, "thresholds": t.model_dump()}
 
 
 def _gain(v, bench, t: GateThresholds, failed: list, checked: list) -> None:

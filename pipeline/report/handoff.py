@@ -4,6 +4,7 @@ human sign-off: Model Registry version with the `approved` alias, and a record i
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -51,6 +52,18 @@ def run(params, root: Path) -> dict[str, Any]:
     return index
 
 
+def _stale(bundle_dir: Path, entry: dict, artifact: Path) -> bool:
+    """A bundle made from another comparison or artifact than the one being approved (or none)."""
+    path = bundle_dir / "manifest.json"
+    if not path.is_file():
+        return True
+    made = json.loads(path.read_text())
+    art = json.loads((artifact / "manifest.json").read_text()) \
+        if (artifact / "manifest.json").is_file() else {}
+    return made.get("gate") != entry.get("gate") or \
+        made.get("artifact_sha256") != art.get("content_sha256")
+
+
 def approve(params, root: Path, variant: str, *, by: str, note: str | None = None,
             override: bool = False, reason: str | None = None) -> dict[str, Any]:
     comparison = _comparison(params, root)
@@ -69,7 +82,7 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
     if override and not reason:
         raise ApprovalError("--override needs --reason \"why this variant ships despite its gates\"")
     dest = root / params.handoff.out_dir
-    if not (dest / variant / "manifest.json").is_file():
+    if _stale(dest / variant, v, root / "artifacts" / variant):
         bundle.build(params, root, variant, comparison, dest, tarball=params.handoff.tarball)
     manifest = require_verified(dest / variant)  # what is registered is exactly what verifies
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
@@ -79,6 +92,8 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
             "qpipe.override_reason": reason or "",
             "qpipe.bundle_sha256": manifest["content_sha256"],
             "qpipe.artifact_sha256": manifest["artifact_sha256"],
+            "qpipe.manifest_sha256": hashlib.sha256(
+                (dest / variant / "model" / "manifest.json").read_bytes()).hexdigest(),
             "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
             "qpipe.evalset_sha256": manifest["evalset_sha256"]}
     from pipeline import tracking

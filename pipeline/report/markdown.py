@@ -32,7 +32,8 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
     return (f"| {name} | {v['engine']['name']} {v['engine']['version'] or ''} | {size} | "
             f"{a['variant']:.3f} ({_pts(a['delta'])} pts, CI [{_pts(a['ci_low'])}, {_pts(a['ci_high'])}], "
             f"p={a['p_value']:.2g}) | {drops or 'none'} | {det} | {speed} | "
-            f"{_ms(sp['ttft_p50'])} / {_ms(sp['ttft_p99'])} / {_ms(sp['tpot_p50'])} | "
+            f"{_ms(sp['ttft_p50'])} / {_ms(sp['ttft_p99'])} / {_ms(sp['tpot_p50'])} / "
+            f"{_ms(sp['tpot_p99'])} | "
             f"{memory} | {verdict} | {(v.get('utility') or {}).get('score', '—')} |")
 
 
@@ -50,13 +51,16 @@ def render(comparison: dict[str, Any]) -> str:
            f"sample, with 95% bootstrap intervals and exact McNemar p-values; gates use profile "
            f"**{comparison.get('gate_profile', '—')}** on the interval's lower bound.", "",
            "| variant | engine | size | accuracy (Δ, 95% CI, p) | significant slice drops | "
-           "detectors | speed vs baseline | TTFT p50 / p99 / TPOT p50 (ms) | engine memory | gate | "
+           "detectors | speed vs baseline | TTFT p50 / p99, TPOT p50 / p99 (ms) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
     out += ["", "## Gate failures", ""]
     fails = [(n, f) for n, v in comparison["variants"].items()
              for f in (v.get("gate") or {}).get("failed", [])]
     out += [f"- **{n}** — {f['message']}" for n, f in fails] or ["None."]
+    unjudged = [(n, x) for n, v in comparison["variants"].items()
+                for x in (v.get("gate") or {}).get("not_applicable", [])]
+    out += [f"- {n}: {x['criterion']} not judged — {x['why']}" for n, x in unjudged]
     out += _calibration(comparison) + _pareto(comparison) + _power(comparison)
     out += ["", "## Plots", "", "![accuracy vs speed](tradeoff.png)", "",
             "![per-slice accuracy change](slices.png)", ""]
@@ -65,14 +69,27 @@ def render(comparison: dict[str, Any]) -> str:
 
 def _calibration(comparison: dict[str, Any]) -> list[str]:
     out = ["", "## Calibration data: business vs general", ""]
-    for e in comparison.get("calibration_effect") or []:
+    effects = comparison.get("calibration_effect") or []
+    for e in effects:
         d = e["delta_other_minus_reference"]
         sig = ", ".join(f"{k} {_pts(e['slices'][k]['delta'])}" for k in e["significant_slices"]) or "none"
-        out.append(f"- `{e['other']}` ({e['calibration'][e['other']]}) − `{e['reference']}` "
-                   f"({e['calibration'][e['reference']]}): {_pts(d['delta'])} pts, 95% CI "
+        out.append(f"`{e['other']}` ({e['calibration'][e['other']]}) − `{e['reference']}` "
+                   f"({e['calibration'][e['reference']]}), same recipe, paired on the business "
+                   f"evaluation set: **{_pts(d['delta'])} pts**, 95% CI "
                    f"[{_pts(d['ci_low'])}, {_pts(d['ci_high'])}], McNemar p={d['p_value']:.2g} "
                    f"({d['lost']} samples lost, {d['gained']} gained); significant slices: {sig}.")
-    return out if len(out) > 3 else out + ["No pair of variants differs only in calibration data."]
+        out += ["", "| slice | n | Δ pts | 95% CI | McNemar p | |", "|---|---|---|---|---|---|"]
+        for name, s in e["slices"].items():
+            note = "significant" if s["significant"] else (
+                "too small to see the configured effect" if s.get("underpowered") else "")
+            out.append(f"| {name} | {s['n']} | {_pts(s['delta'])} | [{_pts(s['ci_low'])}, "
+                       f"{_pts(s['ci_high'])}] | {s['p_value']:.2g} | {note} |")
+        out.append("")
+    for skipped in comparison.get("calibration_effect_skipped") or []:
+        out.append(f"- `{skipped['pair']}`: not compared — {skipped['reason']}")
+    if not effects and not comparison.get("calibration_effect_skipped"):
+        out.append("No pair of variants differs only in calibration data.")
+    return out
 
 
 def _pareto(comparison: dict[str, Any]) -> list[str]:

@@ -30,6 +30,16 @@ def _plt():
     return plt
 
 
+def empty(out: Path, message: str) -> None:
+    """A plot that says why it has nothing to show."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 1.5), dpi=120)
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=9)
+    fig.savefig(out)
+    plt.close(fig)
+
+
 def tradeoff(points: dict[str, tuple[float, float, float]], front: list[str], out: Path,
              speed_label: str) -> None:
     plt = _plt()
@@ -58,6 +68,7 @@ def heatmap(comparison: dict[str, Any], out: Path) -> None:
     served = {n: v for n, v in comparison["variants"].items() if v.get("served")}
     slices = sorted({s for v in served.values() for s in v["slices"]})
     if not served or not slices:
+        empty(out, "no served variant to compare per slice")
         return
     import numpy as np
 

@@ -35,18 +35,22 @@ def calibration_pairs(params) -> list[tuple[str, str]]:
     return out
 
 
-def calibration_effect(params, root: Path) -> list[dict[str, Any]]:
+def calibration_effect(params, root: Path) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Same recipe, business vs general calibration: their paired difference on the business
-    evaluation set, overall and per slice — whatever it shows."""
+    evaluation set, overall and per slice — whatever it shows. Returns the effects and the
+    pairs that could not be compared, each with why (never dropped silently)."""
     results = root / params.evaluate.out_dir
-    effects = []
+    effects, skipped = [], []
     for a, b in calibration_pairs(params):
         try:
             ma, ra = load_results(results, a)
             mb, rb = load_results(results, b)
-        except CompareError:
+        except CompareError as err:
+            skipped.append({"pair": f"{a} / {b}", "reason": str(err).split(" — ")[0]})
             continue
         if not (ma.get("served", True) and mb.get("served", True)):
+            skipped.append({"pair": f"{a} / {b}", "reason": "not served here: "
+                            + str((ma if not ma.get("served", True) else mb).get("reason"))})
             continue
         # Oriented as (other − business) when one of them is calibrated on business data.
         first, second = (a, b) if params.variants[a].calibration == "business" else (b, a)
@@ -59,7 +63,7 @@ def calibration_effect(params, root: Path) -> list[dict[str, Any]]:
                                         second: params.variants[second].calibration},
                         "delta_other_minus_reference": overall, "slices": table,
                         "significant_slices": sorted(k for k, s in table.items() if s["significant"])})
-    return effects
+    return effects, skipped
 
 
 def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +77,8 @@ def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     points = tradeoff_points(comparison)
     comparison["pareto_optimal"] = plots.pareto(points) if points else []
     comparison["gate_profile"] = params.gates.profile
-    comparison["calibration_effect"] = calibration_effect(params, root)
+    comparison["calibration_effect"], comparison["calibration_effect_skipped"] = \
+        calibration_effect(params, root)
     comparison["plots"] = dict(PLOTS)
     return comparison
 
@@ -97,9 +102,14 @@ def write(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     out = root / params.compare.out_dir
     out.mkdir(parents=True, exist_ok=True)
     points = tradeoff_points(comparison)
+    # Both plots are always written (they are the stage's declared outputs): without figures
+    # to draw, the image says why.
     if points:
         plots.tradeoff(points, comparison["pareto_optimal"], out / PLOTS["tradeoff"],
                        "output tok/s vs baseline (bench, side by side)")
+    else:
+        plots.empty(out / PLOTS["tradeoff"], "no bench figures on a serving engine: "
+                    "run `dvc repro bench`")
     plots.heatmap(comparison, out / PLOTS["slices"])
     tmp = out / ".comparison.md.tmp"
     tmp.write_text(markdown.render(comparison), encoding="utf-8")

@@ -169,7 +169,8 @@ def calibration_effect_metrics(comparison: dict) -> dict[str, float]:
         out.update(project.numbers({k: d[k] for k in ("delta", "ci_low", "ci_high", "p_value")
                                     if d.get(k) is not None}, prefix))
         for name, s in e["slices"].items():
-            out.update(project.numbers({"delta": s["delta"], "ci_low": s["ci_low"]},
+            out.update(project.numbers({k: s[k] for k in ("delta", "ci_low", "ci_high", "p_value")
+                                        if s.get(k) is not None},
                                        project.metric_name(prefix, "slice", *name.split("=", 1))))
     return out
 

@@ -1,6 +1,7 @@
 """Report, gates, handoff and approval on real evaluations (llama-server, the demo model's GGUF
 variants), with Q8_0 as the reference: Q4_K_M passes the research profile, 2-bit Q2_K does not."""
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -26,8 +27,9 @@ def reported(served):
                                              "critical_slices": ["scenario=tool_call"]})
     for name in (Q8, Q4, Q2):
         served.artifact(name)
-        if not (served.root / "results" / name / "metrics.json").is_file():
-            stage.run(params, served.root, name)
+        done = served.root / "results" / name / "metrics.json"
+        if not done.is_file() or not json.loads(done.read_text()).get("served", True):
+            stage.run(params, served.root, name)  # (another test may have left a not-served one)
     comparison = report.run(params, served.root, baseline=Q8, variants=[Q4, Q2])
     index = handoff.run(params, served.root)
     return params, comparison, index
@@ -56,6 +58,13 @@ def test_handoff_bundles_only_passing_variants_and_they_verify(reported, served)
     assert done.returncode == 0, done.stdout + done.stderr
     card = (b / "MODEL_CARD.md").read_text()
     assert "llama-server -m model/model-Q4_K_M.gguf" in card and "PASS" in card
+    # the command the evaluation ran, with its settings (threads, slots, KV-cache dtype)
+    s = served.params.engines.llamacpp
+    assert f"-t {s.threads} -c {s.ctx} -np {s.slots}" in card and "-ctk f16 -ctv f16" in card
+    # the report with its plots, and the calibration set's card
+    for name in ("comparison.md", "slices.png", "calibration_card.md", "calibration_card.json"):
+        assert (b / name).is_file(), name
+    assert "hard share" in card and "overlap with the evaluation set: 0 by id" in card
 
 
 def test_a_corrupted_bundle_file_is_named(reported, served, tmp_path):
@@ -93,6 +102,12 @@ def test_approving_a_passing_variant_registers_it_with_the_alias(reported, serve
     assert mv.tags["qpipe.bundle_sha256"] == rec["bundle_sha256"]
     saved = json.loads((served.root / "approvals" / f"{Q4}.json").read_text())
     assert saved["override"] is False and saved["approved_by"] == "alice"
+    manifest = (served.root / "handoff" / Q4 / "model" / "manifest.json").read_bytes()
+    assert mv.tags["qpipe.manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
+    assert mv.tags["qpipe.override"] == "false" and mv.tags["qpipe.gate_passed"] == "true"
     over = handoff.approve(params, served.root, Q2, by="bob", override=True, reason="pilot only")
     assert over["override"] is True
+    mv2 = client.get_model_version_by_alias(reg["name"], "approved")
+    assert (mv2.tags["qpipe.override"], mv2.tags["qpipe.override_reason"]) == ("true", "pilot only")
+    assert "slice:scenario=tool_call" in mv2.tags["qpipe.gate_failed"]
     assert str(client.get_model_version_by_alias(reg["name"], "approved").version) == str(over["registry"]["version"])

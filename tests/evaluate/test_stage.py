@@ -95,6 +95,22 @@ def test_compare_refuses_records_from_another_harness_or_evalset(q8_full, tmp_pa
                     baseline=Q8, variants=[Q2])
     assert "evaluation harness" in str(err.value) and "evaluation set" in str(err.value)
     assert Q2 in str(err.value)
+    # another engine version, other prompts (a changed chat template) or max tokens: refused too
+    fresh = json.loads((q8_full.root / "results" / Q2 / "metrics.json").read_text())
+    for change, named in ((("engine", "version"), "b0000 (0ld)"), (("protocol", "prompts_sha256"), "0" * 64),
+                          (("protocol", "max_tokens"), 7)):
+        m = json.loads(json.dumps(fresh))
+        m[change[0]][change[1]] = named
+        (res / Q2 / "metrics.json").write_text(json.dumps(m))
+        with pytest.raises(CompareError) as err:
+            compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root,
+                        baseline=Q8, variants=[Q2])
+        assert str(named) in str(err.value), change
+    (res / Q2 / "metrics.json").write_text(json.dumps(fresh))  # the real records still pair
+    compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)},
+                            compare={"out_dir": str(tmp_path / "reports")}), q8_full.root,
+                baseline=Q8, variants=[Q2])
+    assert (tmp_path / "reports" / "comparison.json").is_file()
 
 
 def test_killing_the_engine_mid_run_fails_with_its_log_and_leaves_no_metrics(served):
@@ -125,6 +141,108 @@ def test_killing_the_engine_mid_run_fails_with_its_log_and_leaves_no_metrics(ser
     assert "log tail" in str(err.value) and "print_timing" in str(err.value)
     assert not (results / Q8 / "metrics.json").exists()
     assert (served.root / "logs" / "failed" / Q8 / "engine.log").is_file()
+
+
+def _failed_project(served, out_dir: str, **variant) -> tuple:
+    """Params whose Q8 variant is changed as given, and an earlier result left in place: a
+    failure must remove it, never leave stale metrics for `compare`."""
+    served.artifact(Q8)
+    data = json.loads(json.dumps(served.data))
+    data["variants"][Q8].update(variant)
+    params = make_params(data, evaluate={"out_dir": out_dir})
+    stale = served.root / out_dir / Q8
+    stale.mkdir(parents=True, exist_ok=True)
+    (stale / "metrics.json").write_text('{"accuracy": 1.0}')
+    return params, stale
+
+
+def _error_record(served) -> dict:
+    return json.loads((served.root / "logs" / "failed" / Q8 / "error.json").read_text())
+
+
+def test_an_engine_that_is_not_installed_fails_the_stage_and_leaves_no_metrics(served):
+    params, stale = _failed_project(served, "missing-results", engine="vllm",
+                                    engine_options={"python": "/nonexistent/vllm-env/bin/python"})
+    with pytest.raises(EngineError, match="not installed or cannot be started") as err:
+        stage.run(params, served.root, Q8)
+    assert "/nonexistent/vllm-env/bin/python" in str(err.value)
+    assert not stale.exists()
+    assert _error_record(served)["error"] == "EngineError"
+
+
+def test_an_engine_that_dies_at_start_fails_with_its_log_tail(served):
+    params, stale = _failed_project(served, "dies-results",
+                                    engine_options={"extra_args": ["--no-such-flag"]})
+    with pytest.raises(EngineError, match="exited with code") as err:
+        stage.run(params, served.root, Q8)
+    assert "while starting" in str(err.value) and "no-such-flag" in str(err.value)  # its log
+    assert not stale.exists()
+    failed = served.root / "logs" / "failed" / Q8
+    assert "no-such-flag" in (failed / "engine.log").read_text()
+    assert "no-such-flag" in _error_record(served)["message"]
+
+
+def test_a_failed_qpipe_eval_is_logged_to_mlflow_as_failed_at_once(served, tmp_path):
+    """The pipeline stops at a failed evaluation, before its `track` stage: `qpipe eval` logs
+    the run as FAILED itself, with the error as its reason."""
+    import subprocess
+    import sys
+
+    import yaml
+    from mlflow import MlflowClient
+
+    served.artifact(Q8)
+    data = json.loads(json.dumps(served.data))
+    data["variants"][Q8].update(engine="vllm",
+                                engine_options={"python": "/nonexistent/vllm-env/bin/python"})
+    data["evaluate"]["out_dir"] = "cli-fail-results"
+    data["tracking"]["tracking_uri"] = "sqlite:///cli-fail-mlflow.db"
+    params_file = served.root / "params-cli-fail.yaml"
+    params_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "eval", Q8, "--params",
+                           str(params_file)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "not installed or cannot be started" in out, out
+    assert "logged to MLflow as FAILED" in out, out
+    client = MlflowClient(f"sqlite:///{served.root / 'cli-fail-mlflow.db'}")
+    exp = client.get_experiment_by_name(data["model"]["name"])
+    [run] = client.search_runs([exp.experiment_id], f"tags.variant = '{Q8}'")
+    assert run.info.status == "FAILED" and "not installed" in run.data.tags["reason"]
+
+
+def test_ctrl_c_mid_run_stops_the_engine_at_once_and_leaves_no_metrics(served):
+    import _thread
+
+    params, stale = _failed_project(served, "interrupted-results")
+    seen: list[int] = []
+
+    def interrupt():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            logs = list((served.root / "interrupted-results").glob(".staging-*/*/engine.log"))
+            if logs and logs[0].read_text().count("print_timing") > 12:  # past the warm-up
+                seen.extend(p.pid for p in psutil.process_iter(["cmdline"])
+                            if "interrupted-results" not in " ".join(p.info["cmdline"] or [])
+                            and "llama-server" in " ".join(p.info["cmdline"] or []))
+                _thread.interrupt_main()
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=interrupt)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        stage.run(params, served.root, Q8)
+    t.join()
+    assert seen, "the engine was never seen serving"
+    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                   for p in seen), "the engine outlived Ctrl-C"
+    assert not stale.exists() and not list((served.root / "interrupted-results").glob(".staging-*"))
+    assert _error_record(served)["error"] == "KeyboardInterrupt"
+    # The queued requests were dropped, not served one by one before the engine stopped.
+    answered = (served.root / "logs" / "failed" / Q8 / "engine.log").read_text().count("print_timing")
+    total = len(stage.load_evalset(served.root / served.params.evaluate.evalset).items)
+    assert answered < total // 2, (answered, total)
 
 
 def test_engine_none_is_reported_not_skipped(served):

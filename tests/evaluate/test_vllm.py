@@ -38,20 +38,34 @@ def test_bench_alternates_variants_and_reports_ratios(served):
         "rounds": 2, "repeats": 1, "num_prompts": 2, "input_len": 32, "output_len": 8,
         "concurrency": [1, 2], "stream_requests": 2, "variants": ["baseline", Q8, "fp8_dynamic"]})
     r = bench.run(params, served.root)
-    assert [list(x) for x in r["rounds"]] == [["baseline", Q8], [Q8, "baseline"]]
+    # the variant bracketed by baseline runs in each round
+    assert [(m["round"], m["variant"]) for m in r["measurements"]] == [
+        (0, "baseline"), (0, Q8), (0, "baseline"), (1, Q8), (1, "baseline")]
     assert r["left_out"] == {"fp8_dynamic": "transformers reference engine: not a serving engine"}
-    for rnd in r["rounds"]:
-        for name, m in rnd.items():
-            assert m["offline"]["forced_length"], (name, m["offline"])
-            assert m["offline"]["runs"][0]["output_tokens"] == 2 * 8
-            assert set(m["streaming"]) == {"1", "2"} and m["streaming"]["1"]["ttft_p50"] > 0
-            assert m["peak_rss_bytes"] > 1e6
+    for m in r["measurements"]:
+        assert m["offline"]["forced_length"], (m["variant"], m["offline"])
+        assert m["offline"]["runs"][0]["output_tokens"] == 2 * 8
+        assert set(m["streaming"]) == {"1", "2"} and m["streaming"]["1"]["ttft_p50"] > 0
+        assert len(m["streaming"]["1"]["e2e"]) == 2
+        assert m["peak_rss_bytes"] > 1e6
+    ms = r["measurements"]
+    tps = [m["offline"]["median_output_tokens_per_second"] for m in ms]
     ratio = r["ratios"][Q8]
-    assert len(ratio["output_tps_ratio_per_round"]) == 2 and ratio["output_tps_ratio"] > 0
+    # each round's ratio is against the mean of the baseline runs just before and after it
+    assert ratio["output_tps_ratio_per_round"] == [round(tps[1] / ((tps[0] + tps[2]) / 2), 4),
+                                                   round(tps[3] / ((tps[2] + tps[4]) / 2), 4)]
+    assert ratio["output_tps_ratio"] > 0 and ratio["total_tps_ratio"] > 0
+    assert ratio["tpot_p50_ratio"] > 0 and ratio["latency_vs_baseline"]["n_base"] == 8
+    # weights only: the GGUF file, not its importance matrix or the tokenizer
+    manifest = json.loads((served.root / "artifacts" / Q8 / "manifest.json").read_text())
+    gguf = [f["size"] for f in manifest["files"] if f["path"].endswith(".gguf")
+            and not f["path"].startswith("imatrix")]
+    assert r["weight_bytes"][Q8] == sum(gguf) <= manifest["size_bytes"]
+    assert 0 < ratio["roofline_fraction"] < 5
     assert r["ratios"]["baseline"]["output_tps_ratio"] == 1.0
     saved = json.loads((served.root / "results" / "bench" / "bench.json").read_text())
     assert saved["ratios"] == r["ratios"]
-    assert (served.root / "results" / "bench" / "logs" / f"{Q8}.log").is_file()
+    assert (served.root / "results" / "bench" / "logs" / f"01-{Q8}.log").is_file()
 
 
 def test_diff_engines_reports_consistency_levels_and_slices(served):
@@ -64,3 +78,10 @@ def test_diff_engines_reports_consistency_levels_and_slices(served):
     assert set(r["accuracy"]) == {"vllm", "transformers"}
     assert "scenario=faq" in r["slices"]
     assert json.loads(open(r["out"]).read())["variant"] == "baseline"
+    # judged by seed 000 §7.5's tier; the reference engine's speed is not judged
+    v = r["verdict"]
+    assert v["profile"] == params.gates.profile
+    crit = {c["name"]: c for c in v["criteria"]}
+    assert crit["throughput"]["passed"] is None and "reference" in crit["throughput"]["detail"]
+    assert crit["exact_match"]["passed"] == (c["exact_match_rate"] >= v["tier"]["min_exact_match"])
+    assert v["passed"] == (crit["exact_match"]["passed"] and crit["task_agreement"]["passed"])

@@ -5,7 +5,8 @@ import copy
 import pytest
 
 from pipeline.config import GatesConfig, GateThresholds, UtilityConfig
-from pipeline.report.gates import GateError, PROFILES, evaluate_gates, thresholds, utility
+from pipeline.report.gates import (GateError, PROFILES, engine_diff_verdict, evaluate_gates,
+                                   thresholds, utility)
 from pipeline.report.plots import pareto
 
 
@@ -86,3 +87,35 @@ def test_pareto_front():
     pts = {"base": (0.82, 1.0, 13), "w4": (0.81, 1.1, 6.6), "q2": (0.79, 1.0, 3.0),
            "bad": (0.80, 1.05, 7.0)}
     assert pareto(pts) == ["base", "q2", "w4"]
+
+
+def _speed(tps, serving=True):
+    return {"output_tokens_per_second": tps, "serving_engine": serving}
+
+
+def test_engine_difference_is_judged_by_the_tier_of_seed_000_7_5():
+    close = {"exact_match_rate": 0.96, "task_agreement": 0.99}
+    v = engine_diff_verdict("finance_medical", close, {"vllm": _speed(100.0), "sglang": _speed(96.0)})
+    assert v["passed"] and [c["passed"] for c in v["criteria"]] == [True, True, True]
+    # the same figures fail the compliance tier: 96% identical outputs < 99%, 4% slower > ±3%
+    v = engine_diff_verdict("compliance_audit", close, {"vllm": _speed(100.0), "sglang": _speed(96.0)})
+    failed = {c["name"] for c in v["criteria"] if c["passed"] is False}
+    assert not v["passed"] and failed == {"exact_match", "task_agreement", "throughput"}
+    # research does not require identical outputs; a reference engine's speed is never judged
+    v = engine_diff_verdict("research", {"exact_match_rate": 0.5, "task_agreement": 0.91},
+                            {"vllm": _speed(100.0), "transformers": _speed(3.0, serving=False)})
+    crit = {c["name"]: c["passed"] for c in v["criteria"]}
+    assert v["passed"] and crit == {"exact_match": None, "task_agreement": True, "throughput": None}
+    with pytest.raises(GateError, match="--profile"):
+        engine_diff_verdict("custom", close, {})
+
+
+def test_a_criterion_that_cannot_be_measured_is_said_never_passed_silently():
+    e = entry(json_ok=None)
+    g = evaluate_gates(e, {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert g["passed"] and g["not_applicable"] == [
+        {"criterion": "json_validity", "why": "no structured-output (JSON) samples in the evaluation set"}]
+    e = entry()
+    e["detectors"]["consistency"] = {"n": 0}
+    g = evaluate_gates(e, {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert not g["passed"] and [f["criterion"] for f in g["failed"]] == ["task_agreement"]
