@@ -8,7 +8,9 @@ bash scripts/setup.sh
 bash scripts/setup-llamacpp.sh
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
 bash scripts/setup-backend-env.sh all   # GPTQModel, ModelOpt, AutoAWQ: one locked environment each
+# PostgreSQL and Chromium were just installed: a tracking test that cannot find them fails.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
-       MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false
+       MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false \
+       QPIPE_REQUIRE_SERVICES=1
 .venv/bin/ruff check pipeline tests benchmarks
 exec .venv/bin/python -m pytest "$@"

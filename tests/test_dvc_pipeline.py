@@ -99,7 +99,8 @@ def pipeline_run(repo, tmp_path_factory):
     }
 
     def run(*cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        # a safety net only (a busy 2-core machine can take several minutes per step)
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=2400)
         if done.returncode != 0:
             pytest.fail(f"{' '.join(cmd)} exited {done.returncode}\n--- stdout\n{done.stdout[-4000:]}"
                         f"\n--- stderr\n{done.stderr[-4000:]}")

@@ -20,8 +20,11 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
     a, d, sp = v["accuracy"], v["detectors"], v["speed"]
     size = f"{v['size_bytes'] / 2**20:.2f} MB (×{v['compression']})" if v.get("size_bytes") else "—"
     drops = ", ".join(f"{k} {_pts(v['slices'][k]['delta'])}" for k in v["significant_drops"][:3])
-    ratio = bench.get(name, {}).get("output_tps_ratio") if sp["serving_engine"] else None
+    b = bench.get(name, {}) if sp["serving_engine"] else {}
+    ratio = b.get("output_tps_ratio")
     speed = (f"×{ratio}" if ratio else "—") + ("" if sp["serving_engine"] else " (reference engine)")
+    if b.get("tpot_p50_ratio"):
+        speed += f" (TTFT ×{b.get('ttft_p50_ratio')}, TPOT ×{b['tpot_p50_ratio']})"
     c, dv = d["consistency"], d["variant"]
     det = (f"same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}, "
            f"JSON valid {_share(dv.get('json_validity'))}, repetition {_share(dv.get('repetition_rate'))}")
@@ -51,7 +54,8 @@ def render(comparison: dict[str, Any]) -> str:
            f"sample, with 95% bootstrap intervals and exact McNemar p-values; gates use profile "
            f"**{comparison.get('gate_profile', '—')}** on the interval's lower bound.", "",
            "| variant | engine | size | accuracy (Δ, 95% CI, p) | significant slice drops | "
-           "detectors | speed vs baseline | TTFT p50 / p99, TPOT p50 / p99 (ms) | engine memory | gate | "
+           "detectors | speed vs baseline (bench, side by side) | TTFT p50 / p99, TPOT p50 / p99 (ms, "
+           "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
     out += ["", "## Gate failures", ""]

@@ -17,7 +17,7 @@ import pytest
 from mlflow import MlflowClient
 
 from pipeline import tracking
-from .conftest import CALIB_SHA, FAILED, VARIANTS, free_port, mlflow_server
+from .conftest import CALIB_SHA, FAILED, VARIANTS, free_port, mlflow_server, skip_or_fail
 
 pytestmark = pytest.mark.slow
 APT = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"]
@@ -40,8 +40,8 @@ def find_or_install() -> Path:
             subprocess.run(APT, capture_output=True)
     found = pg_bin()
     if found is None:
-        pytest.skip("PostgreSQL is not installed and could not be installed here: run "
-                    "`apt-get install -y postgresql` (as root), or `bash .ci/run`")
+        skip_or_fail("PostgreSQL is not installed and could not be installed here: run "
+                     "`apt-get install -y postgresql` (as root), or `bash .ci/run`")
     return found
 
 

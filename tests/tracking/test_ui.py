@@ -11,7 +11,7 @@ import pytest
 from mlflow import MlflowClient
 
 from pipeline import tracking
-from .conftest import VARIANTS, mlflow_server
+from .conftest import VARIANTS, mlflow_server, skip_or_fail
 
 pytestmark = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")
@@ -22,9 +22,12 @@ WAIT_MS = 60_000
 
 @pytest.fixture
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (dev extra)")
+    try:
+        import playwright.sync_api as playwright
+    except ImportError:
+        skip_or_fail("playwright is not installed: pip install playwright (dev extra)")
     if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run installs it)")
+        skip_or_fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run installs it)")
     with playwright.sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
