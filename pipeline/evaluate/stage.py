@@ -103,6 +103,11 @@ def accuracy(records: list[dict]) -> dict[str, Any]:
                        for k, v in sorted(slices.items())}}
 
 
+def _burst_share(records: list[dict]) -> float | None:
+    multi = [r for r in records if r["output_tokens"] > 1 and r["ttft"] is not None and r["latency"]]
+    return round(sum(r["ttft"] >= 0.8 * r["latency"] for r in multi) / len(multi), 4) if multi else None
+
+
 def speed(records: list[dict], wall: float, serving: bool) -> dict[str, Any]:
     out_tokens = sum(r["output_tokens"] for r in records)
     ttft = [r["ttft"] for r in records if r["ttft"] is not None]
@@ -115,6 +120,8 @@ def speed(records: list[dict], wall: float, serving: bool) -> dict[str, Any]:
             "wall_seconds": round(wall, 3), "output_tokens_per_second": round(out_tokens / wall, 2),
             "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
             "tpot_p50": pct(tpot, 50), "tpot_p99": pct(tpot, 99),
+            # tokens that reached the client in one burst make TTFT/TPOT describe delivery
+            "burst_share": _burst_share(records),
             "latency_p50": pct([r["latency"] for r in records], 50),
             "latency_p99": pct([r["latency"] for r in records], 99)}
 

@@ -1,0 +1,52 @@
+"""bench's ratio arithmetic on measurements written by hand: each variant run against the
+baseline runs around it, and per-token timings left out where tokens arrived in one burst."""
+
+import pytest
+
+from pipeline.engines.base import Completion
+from pipeline.evaluate.bench import burst_share, ratios, schedule
+
+
+def measurement(variant, tps, tpot=0.004, ttft=0.02, burst=0.0, rss=100):
+    level = {"ttft_p50": ttft, "tpot_p50": tpot, "burst_share": burst, "e2e": [0.2, 0.21, 0.22]}
+    return {"variant": variant, "offline": {"median_output_tokens_per_second": tps,
+                                            "median_total_tokens_per_second": 2 * tps},
+            "streaming": {"1": level}, "peak_rss_bytes": rss}
+
+
+def test_each_variant_run_is_divided_by_the_baseline_runs_around_it():
+    runs = [measurement("b", 100), measurement("v", 150), measurement("b", 200),
+            measurement("v", 300), measurement("b", 100)]
+    r = ratios(runs, "b", {"b": 1000, "v": 500}, bandwidth=1.0)
+    # 150 / mean(100, 200) = 1.0 and 300 / mean(200, 100) = 2.0 — not 150/100 or 300/100
+    assert r["v"]["output_tps_ratio_per_round"] == [1.0, 2.0]
+    assert r["v"]["output_tps_ratio"] == 1.5 and r["v"]["total_tps_ratio"] == 1.5
+    assert r["v"]["tpot_p50_ratio"] == 1.0 and r["v"]["ttft_tpot_pairs_left_out"] == 0
+    assert r["b"]["output_tps_ratio"] == 1.0
+
+
+def test_a_burst_delivery_is_left_out_of_the_per_token_ratios():
+    runs = [measurement("b", 100, tpot=0.00004, ttft=0.22, burst=1.0), measurement("v", 100),
+            measurement("b", 100)]
+    r = ratios(runs, "b", {"b": 10_000_000, "v": 5_000_000}, bandwidth=2.0)
+    assert r["v"]["tpot_p50_ratio"] is None and r["v"]["ttft_p50_ratio"] is None
+    assert r["v"]["ttft_tpot_pairs_left_out"] == 1
+    assert r["v"]["output_tps_ratio"] == 1.0  # throughput is still compared
+    # the roofline uses streamed TPOTs only: 5 MB / 0.004 s / 2 GB/s, and for the baseline
+    # its second run's alone
+    assert r["v"]["roofline_fraction"] == pytest.approx(5e6 / 0.004 / 2e9, rel=1e-3)
+    assert r["b"]["roofline_fraction"] == pytest.approx(1e7 / 0.004 / 2e9, rel=1e-3)
+
+
+def test_burst_share_counts_requests_whose_first_token_came_last():
+    streamed = Completion("x" * 64, 64, 10, latency=0.25, ttft=0.02)
+    burst = Completion("x" * 64, 64, 10, latency=0.25, ttft=0.24)
+    one_token = Completion("x", 1, 10, latency=0.05, ttft=0.05)
+    assert burst_share([streamed, burst, burst, one_token]) == pytest.approx(2 / 3, abs=1e-4)
+    assert burst_share([one_token]) is None
+
+
+def test_schedule_brackets_every_group_and_reverses_the_next_round():
+    plan = schedule(["b", "v1", "v2", "v3"], "b", 2, 3)
+    assert plan == [(0, "b"), (0, "v1"), (0, "v2"), (0, "v3"), (0, "b"),
+                    (1, "v3"), (1, "v2"), (1, "v1"), (1, "b")]
