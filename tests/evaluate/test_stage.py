@@ -211,40 +211,6 @@ def test_a_failed_qpipe_eval_is_logged_to_mlflow_as_failed_at_once(served, tmp_p
     assert run.info.status == "FAILED" and "not installed" in run.data.tags["reason"]
 
 
-def test_ctrl_c_mid_run_stops_the_engine_at_once_and_leaves_no_metrics(served):
-    import _thread
-
-    params, stale = _failed_project(served, "interrupted-results")
-    seen: list[int] = []
-
-    def interrupt():
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            logs = list((served.root / "interrupted-results").glob(".staging-*/*/engine.log"))
-            if logs and logs[0].read_text().count("print_timing") > 12:  # past the warm-up
-                seen.extend(p.pid for p in psutil.process_iter(["cmdline"])
-                            if "interrupted-results" not in " ".join(p.info["cmdline"] or [])
-                            and "llama-server" in " ".join(p.info["cmdline"] or []))
-                _thread.interrupt_main()
-                return
-            time.sleep(0.05)
-
-    t = threading.Thread(target=interrupt)
-    t.start()
-    with pytest.raises(KeyboardInterrupt):
-        stage.run(params, served.root, Q8)
-    t.join()
-    assert seen, "the engine was never seen serving"
-    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                   for p in seen), "the engine outlived Ctrl-C"
-    assert not stale.exists() and not list((served.root / "interrupted-results").glob(".staging-*"))
-    assert _error_record(served)["error"] == "KeyboardInterrupt"
-    # The queued requests were dropped, not served one by one before the engine stopped.
-    answered = (served.root / "logs" / "failed" / Q8 / "engine.log").read_text().count("print_timing")
-    total = len(stage.load_evalset(served.root / served.params.evaluate.evalset).items)
-    assert answered < total // 2, (answered, total)
-
-
 def test_engine_none_is_reported_not_skipped(served):
     data = json.loads(json.dumps(served.data))
     data["variants"][Q8].update(engine="none", reason="no engine for it on this host")
