@@ -163,16 +163,19 @@ class ServerEngine(Engine):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    # An engine started from a command line gives program() + arguments() (vLLM, llama-server);
+    # one that is never started here (an external endpoint) or builds its whole command itself
+    # overrides command() instead and has no portable command to hand off.
     def program(self) -> list[str]:
         """The engine's executable here (resolved: an environment's python, a built binary)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"engine {self.name!r} overrides command(); it has no separate program")
 
     def portable_program(self) -> list[str]:
         """The same executable as a person types it on another host."""
-        raise NotImplementedError
+        raise NotImplementedError(f"engine {self.name!r} has no portable command line to hand off")
 
     def arguments(self) -> list[str]:
-        raise NotImplementedError
+        raise NotImplementedError(f"engine {self.name!r} overrides command(); it has no separate arguments")
 
     def command(self) -> list[str]:
         """What start() runs: the program and its arguments (or a whole command line)."""
