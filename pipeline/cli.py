@@ -356,6 +356,27 @@ def compare(params: Path = ParamsOpt,
 
 
 @app.command()
+def plan(params: Path = ParamsOpt,
+         discordance: Optional[float] = typer.Option(
+             None, help="Share of items a variant of equal quality changes (both ways); default: "
+             "the measured noise floor, else compare.plan_discordance."),
+         profile: Optional[list[str]] = typer.Option(None, "--profile", help="Only these (repeatable)."),
+         json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the plan here.")) -> None:
+    """Before spending compute: per slice, the smallest drop the evaluation set can see and the
+    items each gate profile's margins need; which profiles the evaluation set supports."""
+    from pipeline.evaluate.plan import plan as make_plan, render
+    from pipeline.io import write_json
+
+    p = _params(params)
+    r = _guarded(make_plan, p, params.resolve().parent, discordance=discordance,
+                 profiles=profile or None)
+    for line in render(r):
+        typer.echo(line)
+    if json_out:
+        write_json(json_out, r)
+
+
+@app.command()
 def report(params: Path = ParamsOpt) -> None:
     """Redo gates, utility, plots and comparison.md from the existing comparison.json (after a
     change of gate profile or utility weights; no re-evaluation)."""

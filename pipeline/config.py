@@ -485,21 +485,38 @@ class BenchConfig(_Section):
 
 class CompareConfig(_Section):
     out_dir: Path = Path("reports")
-    alpha: Share = 0.05
-    bootstrap: PositiveInt = 2000
-    min_effect: Share = 0.05           # the accuracy drop a slice must be able to detect
-    power: Share = 0.8
+    alpha: Share = 0.05                # every interval is a (1 − alpha) interval
+    bootstrap: PositiveInt = 2000      # resamples, for continuous metrics only
+    min_effect: Share = 0.05           # a slice whose exact McNemar test cannot see this drop says so
+    power: Share = 0.8                 # … at this power; also the power of "items needed"
     seed: int = 0
+    # The unquantized model on each engine other than the baseline's (engine -> variant): every
+    # variant that engine serves is judged against it (the quantization effect), and it against
+    # the baseline (the engine effect).
+    engine_baselines: dict[str, str] = Field(default_factory=dict)
+    # engine -> a variant serving that engine's reference weights again: its disagreement with
+    # them is the engine's noise floor, reported with every comparison and used by `qpipe plan`.
+    noise_floor: dict[str, str] = Field(default_factory=dict)
+    # `qpipe plan`: the share of items a variant of equal quality flips (both ways together)
+    # when no noise floor has been measured, and how often such a variant must pass.
+    plan_discordance: Share = 0.02
+    plan_null_pass: Share = 0.95
 
 
 class GateThresholds(_Section):
-    """One business-strictness profile. Drops are in accuracy points (0.01 = 1 point) and apply to
-    the LOWER 95% confidence bound of the paired delta, never to the point estimate."""
+    """One business-strictness profile: non-inferiority margins, the largest TRUE loss the
+    business accepts (0.01 = 1 accuracy point). A criterion passes when the lower bound of the
+    paired (1 − alpha) interval is above −margin, fails when its upper bound is below it, and is
+    inconclusive in between — never judged on the point estimate."""
 
     max_drop_overall: Share
-    max_drop_slice: Share               # on each critical slice
-    min_json_validity: Share            # structured output, absolute
-    min_task_agreement: Share           # same pass/fail as the baseline
+    max_drop_slice: Share               # on each critical slice (all must pass)
+    # Any slice, critical or not: a drop beyond this that is significant after Benjamini–Hochberg
+    # across the variant's slices fails the gate.
+    max_drop_any_slice: Share | None = None
+    max_drop_json_validity: Share | None = None  # paired change in valid JSON answers
+    min_task_agreement: Share           # share of items with the baseline's task result (its
+                                        # Wilson bound), for churn the accuracy change hides
     min_speedup: PositiveFloat | None = None      # output tok/s ratio (serving engines only) …
     min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
 
@@ -519,7 +536,8 @@ class GatesConfig(_Section):
                     known(self.profile, GATE_PROFILES))])
         if self.profile == "custom" and self.custom is None:
             _fail([(("custom",), "gates.profile is custom but gates.custom is empty",
-                    "give max_drop_overall, max_drop_slice, min_json_validity, min_task_agreement")])
+                    "give max_drop_overall, max_drop_slice, min_task_agreement (and optionally "
+                    "max_drop_any_slice, max_drop_json_validity, min_speedup, min_compression)")])
         bad = [s for s in self.critical_slices if "=" not in s]
         if bad:
             _fail([(("critical_slices",), f"critical slice '{bad[0]}' is not <key>=<value>",
@@ -627,6 +645,21 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
                                f"set '{name}' draws from the general corpus, but "
                                "data.general_corpus is not set",
                                "set data.general_corpus to a JSONL file of general text"))
+    compare = _mapping(data.get("compare"))
+    for key in ("engine_baselines", "noise_floor"):
+        for engine, name in _mapping(compare.get(key)).items():
+            if engine not in ENGINES:
+                issues.append((("compare", key, engine), f"unknown engine '{engine}'",
+                               known(engine, ENGINES)))
+            if name not in variants:
+                issues.append((("compare", key, engine), f"variant '{name}' is not defined",
+                               known(str(name), variants, "Defined")))
+            elif key == "engine_baselines" and \
+                    _mapping(variants[name]).get("scheme") not in (*BASELINE_SCHEMES, "gguf_f16", "gguf_bf16"):
+                issues.append((("compare", key, engine), f"'{name}' is quantized "
+                               f"({_mapping(variants[name]).get('scheme')}), not an unquantized baseline",
+                               "name a variant of the unquantized model in that engine's format "
+                               "(bf16 / fp16; gguf_f16 for llama.cpp)"))
     return issues
 
 

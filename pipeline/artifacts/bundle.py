@@ -67,18 +67,22 @@ def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict,
         f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.get('tool_versions', {}).items())}",
         f"- artifact content SHA256: `{manifest['content_sha256']}`; git commit "
         f"`{manifest.get('git_commit')}`", "",
-        "## Evaluation (business evaluation set, paired against the baseline)", "",
-        f"- accuracy {a['variant']:.3f} vs baseline {a['base']:.3f}: {100 * a['delta']:+.1f} points, "
-        f"95% CI [{100 * a['ci_low']:+.1f}, {100 * a['ci_high']:+.1f}], McNemar p={a['p_value']:.2g}, "
-        f"n={a['n']}",
-        f"- slices with a significant drop: {', '.join(v['significant_drops']) or 'none'}",
+        f"## Evaluation (business evaluation set, paired against `{v.get('reference', 'the baseline')}`)",
+        "",
+        f"- accuracy {a['variant']:.3f} vs reference {a['base']:.3f}: {100 * a['delta']:+.1f} points, "
+        f"95% CI [{100 * a['ci_low']:+.1f}, {100 * a['ci_high']:+.1f}] (Tango score interval), "
+        f"McNemar p={a['p_value']:.2g}, n={a['n']}",
+        f"- slices with a significant drop (Benjamini–Hochberg across slices): "
+        f"{', '.join(v['significant_drops']) or 'none'}",
         f"- same task result as the baseline on {v['detectors']['consistency']['task_agreement']:.1%}"
         f" of samples; JSON valid {v['detectors']['variant'].get('json_validity')}",
         f"- engine: {v['engine']['name']} {v['engine']['version']} ({v['engine']['kernel']})",
         f"- evaluation set SHA256 `{comparison['evalset_sha256']}`, harness "
         f"`{comparison['harness_version']}`", "",
-        f"## Gates — profile `{g.get('profile')}`: {'PASS' if g.get('passed') else 'FAIL'}", "",
-        *([f"- {f['message']}" for f in g.get("failed", [])] or ["Every criterion held."]), "",
+        f"## Gates — profile `{g.get('profile')}`: "
+        f"{str(g.get('verdict') or ('pass' if g.get('passed') else 'fail')).upper()}", "",
+        *([f"- {c['verdict']}: {c['message']}" for c in g.get("criteria", [])]
+          or [f"- {f['message']}" for f in g.get("failed", [])] or ["Every criterion held."]), "",
         "## Serving", "", "```bash", serve, "```", "",
         "## Verifying this bundle", "", "```bash", "sha256sum -c SHA256SUMS", "```", ""]
     return "\n".join(lines)

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate import detectors
-from pipeline.evaluate.stats import latency_test, paired_accuracy
+import numpy as np
+
+from pipeline.evaluate import noninferiority as ni
+from pipeline.evaluate.stats import latency_test, paired_accuracy, paired_counts
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 
@@ -64,32 +67,70 @@ def check_pairable(base: dict, others: dict[str, dict]) -> None:
                            "of date (`dvc repro` re-runs exactly those whose inputs changed)")
 
 
-def slice_table(base: list[dict], other: list[dict], cfg) -> dict[str, dict]:
+def slice_table(base: list[dict], other: list[dict], cfg, *, with_power: bool = True) -> dict[str, dict]:
+    """Every slice's paired change, with its one-sided drop p-value adjusted by Benjamini–Hochberg
+    across the slices (`p_drop_adjusted`) and flagged a significant drop at compare.alpha."""
     keys = sorted({f"{k}={v}" for r in base for k, v in r["slices"].items()})
     out = {}
     for key in keys:
         k, v = key.split("=", 1)
         ids = [r["id"] for r in base if r["slices"].get(k) == v]
-        out[key] = _paired(base, other, ids, cfg)
+        out[key] = _paired(base, other, ids, cfg, with_power=with_power)
+    adjusted = ni.bh_adjust([s["p_drop"] for s in out.values()])
+    for s, p in zip(out.values(), adjusted):
+        s["p_drop_adjusted"] = float(f"{p:.6g}")
+        s["significant_drop"] = bool(p < cfg.alpha and s["delta"] < 0)
     return out
 
 
-def _paired(base: list[dict], other: list[dict], ids: list[str], cfg) -> dict[str, Any]:
+def _paired(base: list[dict], other: list[dict], ids: list[str], cfg, *,
+            with_power: bool = True) -> dict[str, Any]:
     b = {r["id"]: r["score"] for r in base}
     o = {r["id"]: r["score"] for r in other}
     return paired_accuracy([b[i] for i in ids], [o[i] for i in ids], alpha=cfg.alpha,
-                           n_boot=cfg.bootstrap, min_effect=cfg.min_effect, power=cfg.power,
-                           seed=cfg.seed)
+                           min_effect=cfg.min_effect, power=cfg.power if with_power else None)
 
 
-def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cfg) -> dict:
+def json_validity(base: list[dict], other: list[dict], alpha: float) -> dict[str, Any] | None:
+    """The paired change in JSON validity over the items where a JSON answer is expected."""
+    o = {r["id"]: r for r in other}
+    pairs = [(r["json_valid"], o[r["id"]].get("json_valid")) for r in base
+             if r.get("json_valid") is not None and r["id"] in o]
+    if not pairs:
+        return None
+    b = [float(bool(x)) for x, _ in pairs]
+    v = [float(bool(y)) for _, y in pairs]
+    n, lost, gained = paired_counts(b, v)
+    lo, hi = ni.tango_interval(lost, gained, n, 1 - alpha)
+    return {"n": n, "base": round(float(np.mean(b)), 4), "variant": round(float(np.mean(v)), 4),
+            "delta": round((gained - lost) / n, 4), "ci_low": round(lo, 4), "ci_high": round(hi, 4),
+            "lost": lost, "gained": gained}
+
+
+def disagreement(base: list[dict], other: list[dict]) -> dict[str, Any]:
+    """How many items changed against the reference: a different output at all, a different task
+    result (pass/fail) — each with its count, so intervals can be taken on them."""
+    o = {r["id"]: r for r in other}
+    pairs = [(r, o[r["id"]]) for r in base if r["id"] in o]
+    changed = sum(a["output"] != b["output"] for a, b in pairs)
+    flipped = sum((a["score"] >= 1.0) != (b["score"] >= 1.0) for a, b in pairs)
+    n = len(pairs)
+    return {"n": n, "outputs_changed": changed, "results_changed": flipped,
+            "outputs_changed_share": round(changed / n, 4) if n else None,
+            "results_changed_share": round(flipped / n, 4) if n else None}
+
+
+def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cfg, *,
+                    reference: str | None = None, with_power: bool = True) -> dict:
+    """One variant against its reference, sample by sample. with_power=False leaves out each
+    slice's smallest detectable drop (exact power sums: the slow part), for simulations."""
     ids = [x["id"] for x in base_r]
     missing = sorted(set(ids) - {x["id"] for x in r})
     if missing:
         raise CompareError(f"variant {m['variant']}: {len(missing)} baseline samples have no "
                            f"record (first: {missing[:3]}) — re-run its evaluation")
-    slices = slice_table(base_r, r, cfg)
-    drops = sorted((k for k, s in slices.items() if s["significant"] and s["delta"] < 0),
+    slices = slice_table(base_r, r, cfg, with_power=with_power)
+    drops = sorted((k for k, s in slices.items() if s["significant_drop"]),
                    key=lambda k: slices[k]["delta"])
     speed = {"serving_engine": m["speed"]["serving_engine"], **{
         k: m["speed"][k] for k in ("output_tokens_per_second", "ttft_p50", "ttft_p99",
@@ -100,15 +141,52 @@ def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cf
     else:
         speed["note"] = "not comparable: a reference engine measures itself, not serving speed"
     return {"variant": m["variant"], "served": True, "engine": m["engine"],
+            "reference": reference or base_m["variant"],
             "size_bytes": m.get("size_bytes"),
             "compression": round(base_m["size_bytes"] / m["size_bytes"], 3)
             if m.get("size_bytes") and base_m.get("size_bytes") else None,
-            "accuracy": _paired(base_r, r, ids, cfg), "slices": slices,
+            "accuracy": _paired(base_r, r, ids, cfg, with_power=with_power), "slices": slices,
             "significant_drops": drops,
             "underpowered_slices": sorted(k for k, s in slices.items() if s["underpowered"]),
+            "json": json_validity(base_r, r, cfg.alpha),
+            "disagreement": disagreement(base_r, r),
             "detectors": {"variant": m["detectors"], "baseline": base_m["detectors"],
                           "consistency": detectors.consistency(base_r, r)},
             "speed": speed, "memory": m.get("memory")}
+
+
+def references(params, baseline: str, names: list[str], served: dict[str, str]) -> dict[str, str]:
+    """The run each variant is judged against: its engine's own unquantized baseline where
+    compare.engine_baselines names one (the quantization effect, with the engine held fixed),
+    else the baseline. An engine baseline itself is judged against the baseline (the engine
+    effect)."""
+    own = dict(params.compare.engine_baselines)
+    out = {}
+    for name in names:
+        ref = own.get(served.get(name, ""))
+        out[name] = baseline if ref in (None, name) else ref
+    return out
+
+
+def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> dict[str, dict]:
+    """compare.noise_floor names, per engine, a variant that serves that engine's reference
+    weights again: its disagreement with the reference is what serving alone changes."""
+    out = {}
+    for engine, rerun in params.compare.noise_floor.items():
+        if rerun not in loaded or not loaded[rerun][0].get("served", True):
+            out[engine] = {"variant": rerun, "measured": False,
+                           "why": f"{rerun} was not evaluated" if rerun not in loaded
+                           else f"{rerun} is not served here"}
+            continue
+        ref = refs[rerun]
+        ref_r = loaded[ref][1] if ref in loaded else load_results(results, ref)[1]
+        d = disagreement(ref_r, loaded[rerun][1])
+        lo, hi = ni.wilson_interval(d["outputs_changed"], d["n"])
+        rlo, rhi = ni.wilson_interval(d["results_changed"], d["n"])
+        out[engine] = {"variant": rerun, "reference": ref, "measured": True, **d,
+                       "outputs_changed_ci": [round(lo, 4), round(hi, 4)],
+                       "results_changed_ci": [round(rlo, 4), round(rhi, 4)]}
+    return out
 
 
 def run(params, root: Path, *, baseline: str | None = None,
@@ -123,15 +201,38 @@ def run(params, root: Path, *, baseline: str | None = None,
                            "every comparison needs a freshly evaluated baseline")
     loaded = {n: load_results(results, n) for n in names}
     check_pairable(base_m, {n: m for n, (m, _) in loaded.items()})
+    served_by = {n: m["engine"]["name"] for n, (m, _) in loaded.items() if m.get("served", True)}
+    refs = references(params, baseline, names, served_by)
+    for name, ref in sorted(set(refs.items())):
+        if ref != baseline and (ref not in loaded or not loaded[ref][0].get("served", True)):
+            raise CompareError(f"{name} is to be judged against its engine's baseline {ref!r} "
+                               f"(compare.engine_baselines), which was not evaluated — fix: "
+                               f"`dvc repro evaluate@{ref}`, or remove it from compare.engine_baselines")
     out = {"schema": SCHEMA, "baseline": baseline, "evalset_sha256": base_m["evalset_sha256"],
            "harness_version": base_m["harness_version"], "alpha": cfg.alpha,
-           "min_effect": cfg.min_effect,
+           "min_effect": cfg.min_effect, "interval": "tango score interval (paired proportions)",
            "baseline_metrics": {k: base_m[k] for k in ("accuracy", "n", "engine", "size_bytes")},
+           "references": {n: refs[n] for n in served_by},
+           "engine_baselines": dict(cfg.engine_baselines),
            "variants": {}}
+    all_loaded = {baseline: (base_m, base_r), **loaded}
     for name, (m, r) in loaded.items():
-        out["variants"][name] = (compare_variant(base_m, base_r, m, r, cfg)
-                                 if m.get("served", True) else
-                                 {"variant": name, "served": False, "reason": m.get("reason")})
+        if not m.get("served", True):
+            out["variants"][name] = {"variant": name, "served": False, "reason": m.get("reason")}
+            continue
+        ref_m, ref_r = all_loaded[refs[name]]
+        v = compare_variant(ref_m, ref_r, m, r, cfg, reference=refs[name])
+        if refs[name] != baseline:  # the total change against the baseline, beside it
+            total = compare_variant(base_m, base_r, m, r, cfg)
+            v["against_baseline"] = {"accuracy": total["accuracy"],
+                                     "disagreement": total["disagreement"]}
+        out["variants"][name] = v
+    out["noise_floor"] = noise_floors(params, results, all_loaded, {**refs, baseline: baseline})
+    for name, v in out["variants"].items():
+        floor = out["noise_floor"].get(served_by.get(name, ""))
+        if v.get("served") and floor and floor.get("measured"):
+            d = v["disagreement"]
+            v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
     bench = root / params.bench.out_dir / "bench.json"
     if bench.is_file():
         out["bench"] = json.loads(bench.read_text()).get("ratios")

@@ -30,5 +30,9 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
             + f"; same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}"
             + (f"; speed ×{speed}" if speed else "")
             + ("" if v["speed"]["serving_engine"] else " [reference engine]")
-            + (f" — gate {'PASS' if v['gate']['passed'] else 'FAIL'}" if v.get("gate") else ""))
+            + (f" — gate {(v['gate'].get('verdict') or ('pass' if v['gate']['passed'] else 'fail')).upper()}"
+               + "".join(f"; {c['criterion']} needs ~{c['items_needed']} items"
+                         for c in v["gate"].get("inconclusive") or [] if c.get("items_needed"))
+               if v.get("gate") else "")
+            + (f" [reference run: {v['reference_role']}]" if v.get("reference_role") else ""))
     return lines

@@ -1,76 +1,71 @@
 """Paired statistics of a variant against the baseline, sample by sample (seed 000 §6.2).
 
-- exact McNemar test on per-sample pass/fail (statsmodels);
-- paired bootstrap confidence interval of the accuracy delta (scipy.stats.bootstrap, paired);
-- Mann-Whitney U on latency distributions (scipy);
-- power: can a slice of this size detect a drop of `min_effect` at all? (Connor's
-  approximation for paired proportions, with the observed discordance).
+- Tango's score interval for the change in pass/fail accuracy and exact McNemar tests
+  (pipeline.evaluate.noninferiority);
+- the smallest drop the exact McNemar test would see on this many items (exact power);
+- paired bootstrap only for continuous metrics;
+- Mann-Whitney U on latency distributions (scipy).
 
-    >>> r = paired_accuracy([1, 1, 0, 1] * 50, [1, 0, 0, 1] * 50, seed=0)
+    >>> r = paired_accuracy([1, 1, 0, 1] * 50, [1, 0, 0, 1] * 50)
     >>> r["delta"], r["significant"]
     (-0.25, True)
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
 from scipy import stats as st
 
+from pipeline.evaluate import noninferiority as ni
 
-def mcnemar_exact(base: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
-    from statsmodels.stats.contingency_tables import mcnemar
 
+def paired_counts(base: Sequence[float], other: Sequence[float]) -> tuple[int, int, int]:
+    """(n, lost, gained): items passed by the baseline only, and by the other run only."""
     b = np.asarray(base) >= 1.0
     o = np.asarray(other) >= 1.0
-    lost, gained = int(np.sum(b & ~o)), int(np.sum(~b & o))
-    table = [[int(np.sum(b & o)), lost], [gained, int(np.sum(~b & ~o))]]
-    p = 1.0 if lost + gained == 0 else float(mcnemar(table, exact=True).pvalue)
-    return {"lost": lost, "gained": gained, "p_value": float(f"{p:.6g}")}
+    return len(b), int(np.sum(b & ~o)), int(np.sum(~b & o))
 
 
 def bootstrap_delta(base: Sequence[float], other: Sequence[float], *, n: int = 2000,
                     confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Paired bootstrap (BCa) interval of the mean change of a CONTINUOUS per-item metric; pass/fail
+    scores use Tango's score interval instead (`paired_accuracy`), which keeps its coverage when
+    few items disagree."""
     b, o = np.asarray(base, float), np.asarray(other, float)
     if len(b) < 2 or np.all(b == o):
         d = float(np.mean(o - b)) if len(b) else 0.0
-        return d, d  # no variation to resample: the interval is the point
+        return d, d
     res = st.bootstrap((b, o), lambda x, y, axis=-1: np.mean(y - x, axis=axis), paired=True,
-                       n_resamples=n, confidence_level=confidence, method="percentile",
+                       n_resamples=n, confidence_level=confidence, method="BCa",
                        vectorized=True, random_state=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def power_paired(n: int, effect: float, discordance: float, alpha: float = 0.05) -> float:
-    """Approximate power of a two-sided paired test of proportions to detect `effect` with
-    `n` pairs, where `discordance` is the share of pairs that disagree (Connor 1987)."""
-    pd = max(discordance, effect, 1e-9)
-    if n <= 0 or pd <= effect ** 2:
-        return 0.0 if n <= 0 else 1.0
-    z_a = st.norm.ppf(1 - alpha / 2)
-    z = (effect * math.sqrt(n) - z_a * math.sqrt(pd)) / math.sqrt(pd - effect ** 2)
-    return float(st.norm.cdf(z))
-
-
 def paired_accuracy(base: Sequence[float], other: Sequence[float], *, alpha: float = 0.05,
-                    n_boot: int = 2000, min_effect: float = 0.05, power: float = 0.8,
-                    seed: int = 0) -> dict[str, Any]:
+                    min_effect: float = 0.05, power: float | None = 0.8, **_: Any) -> dict[str, Any]:
+    """The paired change of pass/fail accuracy, other − base: Tango's score interval, exact
+    McNemar p-values (two-sided, and one-sided for a drop), and the smallest drop an exact
+    McNemar test on this many items would see with probability `power` at the observed rate of
+    disagreement (`underpowered` when that is more than `min_effect`, or none is; not computed
+    with power=None)."""
     b, o = np.asarray(base, float), np.asarray(other, float)
-    lo, hi = bootstrap_delta(b, o, n=n_boot, confidence=1 - alpha, seed=seed)
-    mc = mcnemar_exact(b, o)
-    n = len(b)
-    # The discordance a drop of min_effect implies at least; the observed one when larger.
-    disc = max((mc["lost"] + mc["gained"]) / n if n else 0.0, min_effect)
-    pw = power_paired(n, min_effect, disc, alpha)
+    n, lost, gained = paired_counts(b, o)
+    lo, hi = ni.tango_interval(lost, gained, n, 1 - alpha)
+    disc = (lost + gained + 1) / (n + 2)  # shrunk: no observed disagreement is not "none ever"
+    mdd = None if power is None else ni.min_detectable_drop(
+        n, disc, alpha=alpha, power=power, baseline_accuracy=float(b.mean()) if n else 1.0)
+    p = ni.mcnemar_p(lost, gained)
     return {"n": n, "base": round(float(b.mean()), 4) if n else None,
             "variant": round(float(o.mean()), 4) if n else None,
             "delta": round(float((o - b).mean()), 4) if n else None,
-            "ci_low": round(lo, 4), "ci_high": round(hi, 4), **mc,
-            "significant": bool(mc["p_value"] < alpha and (hi < 0 or lo > 0)),
-            "power": round(pw, 3),
-            "underpowered": pw < power}
+            "ci_low": round(lo, 4), "ci_high": round(hi, 4), "interval": "tango",
+            "lost": lost, "gained": gained, "p_value": float(f"{p:.6g}"),
+            "p_drop": float(f"{ni.mcnemar_p(lost, gained, 'less'):.6g}"),
+            "significant": bool(p < alpha),
+            "min_detectable_drop": None if mdd is None else round(mdd, 4),
+            "underpowered": None if power is None else (mdd is None or mdd > min_effect)}
 
 
 def latency_test(base: Sequence[float], other: Sequence[float]) -> dict[str, Any]:

@@ -1,16 +1,26 @@
-"""Gates for quantized variants, by business strictness.
+"""Gates for quantized variants, by business strictness: non-inferiority verdicts.
 
-Accuracy criteria apply to the LOWER bound of the paired 95% confidence interval of the change
-(never to the point estimate): a variant passes only if the data show its loss is at most the
-allowed drop. A small slice therefore cannot pass a strict profile by luck; it has to be large
-enough to show it is safe.
+Every criterion asks whether the variant's TRUE loss against its reference is within the
+profile's margin δ, and answers from a valid paired interval (Tango's score interval for pass/
+fail accuracy and JSON validity, Wilson's for the share of changed task results), never from a
+point estimate:
 
-Profile numbers come from the seeds: an accuracy gate of "no worse than baseline −1%" (seed 000
-§7.3), the decision tree's "can the business tolerate ≥3% loss? if not: FP8/FP16 only" (§8.2),
-INT4 losses of 1.4–5 points on public sets in the 2026 table (§6.3), and the strictness tiers of
-§7.5 (compliance audit ≥99.5% task agreement, finance/medical ≥98%, general SaaS ≥95%, research
-≥90%). A quantized variant must also earn its keep: a speed gain (from `bench`, serving engines
-only) or a size gain.
+- **pass**: the interval's lower bound is above −δ (the data show the loss is within δ);
+- **fail**: its upper bound is below −δ (the data show a loss beyond δ);
+- **inconclusive**: it straddles −δ — with about how many items, at the observed rates, would
+  settle it.
+
+The variant passes only when every critical criterion passes (intersection–union: each is a
+level-α test of its own and no multiplicity correction is needed for "all must pass"). Any
+criterion that fails fails the gate; an inconclusive one blocks handoff unless a person
+approves with a recorded reason. Beyond the declared critical slices, a slice whose drop is
+significant after Benjamini–Hochberg across the variant's slices, and larger than the profile's
+any-slice margin, fails the gate too.
+
+Margins come from the seeds: "no worse than baseline −1%" (seed 000 §7.3), the decision tree's
+"can the business tolerate ≥3% loss?" (§8.2), INT4 losses of 1.4–5 points on public sets
+(§6.3); the strictness tiers of §7.5 set the task-agreement floors. A quantized variant must
+also earn its keep: a speed gain (from `bench`, serving engines only) or a size gain.
 
     >>> PROFILES["finance_medical"].max_drop_overall
     0.01
@@ -22,20 +32,23 @@ from typing import Any
 
 from pipeline.config import GateThresholds
 from pipeline.errors import QpipeError
+from pipeline.evaluate import noninferiority as ni
 
 PROFILES: dict[str, GateThresholds] = {
     "compliance_audit": GateThresholds(max_drop_overall=0.005, max_drop_slice=0.01,
-                                       min_json_validity=0.995, min_task_agreement=0.995,
-                                       min_speedup=1.05, min_compression=1.5),
+                                       max_drop_any_slice=0.02, max_drop_json_validity=0.005,
+                                       min_task_agreement=0.995, min_speedup=1.05,
+                                       min_compression=1.5),
     "finance_medical": GateThresholds(max_drop_overall=0.01, max_drop_slice=0.02,
-                                      min_json_validity=0.98, min_task_agreement=0.98,
-                                      min_speedup=1.05, min_compression=1.5),
+                                      max_drop_any_slice=0.03, max_drop_json_validity=0.01,
+                                      min_task_agreement=0.98, min_speedup=1.05,
+                                      min_compression=1.5),
     "general_saas": GateThresholds(max_drop_overall=0.03, max_drop_slice=0.05,
-                                   min_json_validity=0.95, min_task_agreement=0.95,
-                                   min_speedup=1.05, min_compression=1.5),
+                                   max_drop_any_slice=0.05, max_drop_json_validity=0.03,
+                                   min_task_agreement=0.95, min_speedup=1.05, min_compression=1.5),
     "research": GateThresholds(max_drop_overall=0.05, max_drop_slice=0.10,
-                               min_json_validity=0.90, min_task_agreement=0.90,
-                               min_speedup=None, min_compression=None),
+                               max_drop_any_slice=0.10, max_drop_json_validity=0.05,
+                               min_task_agreement=0.90, min_speedup=None, min_compression=None),
 }
 
 
@@ -97,7 +110,7 @@ def thresholds(cfg) -> GateThresholds:
     if cfg.profile == "custom":
         if cfg.custom is None:
             raise GateError("gates.profile is custom but gates.custom is empty — fix: give "
-                            "max_drop_overall, max_drop_slice, min_json_validity, min_task_agreement")
+                            "max_drop_overall, max_drop_slice, min_task_agreement")
         return cfg.custom
     if cfg.profile not in PROFILES:
         from pipeline.registry import did_you_mean
@@ -107,72 +120,135 @@ def thresholds(cfg) -> GateThresholds:
     return PROFILES[cfg.profile]
 
 
-def _fail(out: list, criterion: str, value, threshold, message: str) -> None:
-    out.append({"criterion": criterion, "value": value, "threshold": threshold, "message": message})
+def _pts(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:+.1f}"
 
 
-def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg) -> dict[str, Any]:
-    """The verdict for one compared variant (an entry of comparison.json's `variants`)."""
+def _criterion(name: str, kind: str, r: dict[str, Any], message: str) -> dict[str, Any]:
+    """One judged criterion: its verdict, interval, margin and, when inconclusive, the items a
+    verdict would need."""
+    out = {"criterion": name, "kind": kind, "verdict": r["verdict"], "value": r.get("delta"),
+           "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high"),
+           "threshold": r.get("margin", r.get("limit")), "n": r.get("n"), "message": message}
+    if r["verdict"] == "inconclusive" and "items_needed" in r:
+        need = r.get("items_needed")
+        out["items_needed"] = need
+        out["message"] += (f" — inconclusive: about {need} items would settle it" if need else
+                           " — inconclusive: the change is at the margin; no feasible number of "
+                           "items settles it")
+    return out
+
+
+def _ni(name: str, kind: str, what: str, s: dict, margin: float, alpha: float,
+        power: float | None) -> dict:
+    r = ni.noninferiority(s["lost"], s["gained"], s["n"], margin, alpha, power=power)
+    return _criterion(name, kind, r, f"{what} (n={s['n']}): Δ {_pts(r['delta'])} pts, "
+                      f"{100 * (1 - alpha):.0f}% CI [{_pts(r['ci_low'])}, {_pts(r['ci_high'])}] "
+                      f"against the margin −{100 * margin:.1f}")
+
+
+def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg, *, alpha: float = 0.05,
+                   power: float | None = 0.8, reference_role: str | None = None) -> dict[str, Any]:
+    """The verdict for one compared variant (an entry of comparison.json's `variants`).
+    `reference_role` names why a variant is a reference run (a noise-floor re-run, an engine's
+    baseline): its accuracy criteria are judged, but it need not earn its keep. `power` is the
+    power behind "items needed" for an inconclusive criterion (None: not estimated)."""
     t = thresholds(cfg)
-    failed: list[dict] = []
-    checked: list[str] = []
-    acc = v["accuracy"]
-    checked.append("accuracy_overall")
-    if acc["ci_low"] < -t.max_drop_overall:
-        _fail(failed, "accuracy_overall", acc["ci_low"], -t.max_drop_overall,
-              f"accuracy change lower bound {100 * acc['ci_low']:+.1f} pts is below the allowed "
-              f"−{100 * t.max_drop_overall:.1f} (delta {100 * acc['delta']:+.1f}, 95% CI "
-              f"[{100 * acc['ci_low']:+.1f}, {100 * acc['ci_high']:+.1f}])")
+    crit: list[dict[str, Any]] = []
+    not_applicable: list[dict[str, str]] = []
+    crit.append(_ni("accuracy_overall", "critical", "accuracy", v["accuracy"], t.max_drop_overall,
+                    alpha, power))
     for name in cfg.critical_slices:
         s = v["slices"].get(name)
-        checked.append(f"slice:{name}")
         if s is None:
-            _fail(failed, f"slice:{name}", None, -t.max_drop_slice,
-                  f"critical slice {name} is not in the evaluation set — fix gates.critical_slices")
-        elif s["ci_low"] < -t.max_drop_slice:
-            _fail(failed, f"slice:{name}", s["ci_low"], -t.max_drop_slice,
-                  f"critical slice {name} (n={s['n']}): lower bound {100 * s['ci_low']:+.1f} pts "
-                  f"is below the allowed −{100 * t.max_drop_slice:.1f}"
-                  + (" — the slice is too small to show it is safe" if s.get("underpowered") else ""))
-    det = v["detectors"]
-    not_applicable: list[dict] = []
-    validity = det["variant"].get("json_validity")
-    checked.append("json_validity")
-    if validity is None:
+            crit.append({"criterion": f"slice:{name}", "kind": "critical", "verdict": "fail",
+                         "value": None, "threshold": t.max_drop_slice, "message":
+                         f"critical slice {name} is not in the evaluation set — fix "
+                         "gates.critical_slices"})
+            continue
+        crit.append(_ni(f"slice:{name}", "critical", f"critical slice {name}", s, t.max_drop_slice,
+                        alpha, power))
+    if t.max_drop_any_slice is not None:
+        crit.append(_any_slice(v, t.max_drop_any_slice, alpha))
+    crit += _json(v, t, alpha, power, not_applicable)
+    crit.append(_agreement(v, t, alpha))
+    gain = _gain(v, bench, t, reference_role)
+    if gain.get("verdict") is None:
+        not_applicable.append({"criterion": "gain", "why": gain["message"]})
+    else:
+        crit.append(gain)
+    verdicts = {c["verdict"] for c in crit}
+    verdict = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
+    return {"profile": cfg.profile, "verdict": verdict, "passed": verdict == "pass",
+            "criteria": crit, "failed": [c for c in crit if c["verdict"] == "fail"],
+            "inconclusive": [c for c in crit if c["verdict"] == "inconclusive"],
+            "checked": [c["criterion"] for c in crit], "not_applicable": not_applicable,
+            "alpha": alpha, "thresholds": t.model_dump()}
+
+
+def _any_slice(v: dict[str, Any], margin: float, alpha: float) -> dict[str, Any]:
+    """Fails when some slice's drop is significant after Benjamini–Hochberg across the variant's
+    slices (one-sided exact McNemar, adjusted at alpha) and larger than the margin."""
+    bad = sorted((k for k, s in v["slices"].items()
+                  if s.get("significant_drop") and s["delta"] < -margin),
+                 key=lambda k: v["slices"][k]["delta"])
+    if not bad:
+        return {"criterion": "any_slice", "kind": "any_slice", "verdict": "pass", "value": None,
+                "threshold": margin, "message": f"no slice drops more than {100 * margin:.1f} pts "
+                f"with a significant drop after Benjamini–Hochberg across {len(v['slices'])} slices"}
+    detail = ", ".join(f"{k} {_pts(v['slices'][k]['delta'])} pts (n={v['slices'][k]['n']}, "
+                       f"adjusted p={v['slices'][k]['p_drop_adjusted']:.2g})" for k in bad)
+    return {"criterion": "any_slice", "kind": "any_slice", "verdict": "fail", "slices": bad,
+            "value": v["slices"][bad[0]]["delta"], "threshold": margin,
+            "message": f"significant drops beyond {100 * margin:.1f} pts (Benjamini–Hochberg across "
+                       f"{len(v['slices'])} slices): {detail}"}
+
+
+def _json(v: dict[str, Any], t: GateThresholds, alpha: float, power: float | None,
+          not_applicable: list) -> list[dict[str, Any]]:
+    if t.max_drop_json_validity is None:
+        return []
+    j = v.get("json")
+    if not j:
         not_applicable.append({"criterion": "json_validity",
                                "why": "no structured-output (JSON) samples in the evaluation set"})
-    elif validity < t.min_json_validity:
-        _fail(failed, "json_validity", validity, t.min_json_validity,
-              f"valid JSON in {100 * validity:.1f}% of structured answers, below "
-              f"{100 * t.min_json_validity:.1f}%")
-    agreement = det["consistency"].get("task_agreement")
-    checked.append("task_agreement")
-    if agreement is None:
-        _fail(failed, "task_agreement", None, t.min_task_agreement,
-              "no sample pairs with the baseline: task agreement could not be measured — fix: "
-              "re-run both evaluations on the same evaluation set")
-    elif agreement < t.min_task_agreement:
-        _fail(failed, "task_agreement", agreement, t.min_task_agreement,
-              f"same task result as the baseline on {100 * agreement:.1f}% of samples, below "
-              f"{100 * t.min_task_agreement:.1f}%")
-    _gain(v, bench, t, failed, checked)
-    return {"profile": cfg.profile, "passed": not failed, "failed": failed, "checked": checked,
-            "not_applicable": not_applicable, "thresholds": t.model_dump()}
+        return []
+    return [_ni("json_validity", "critical", "valid JSON answers", j, t.max_drop_json_validity,
+                alpha, power)]
 
 
-def _gain(v, bench, t: GateThresholds, failed: list, checked: list) -> None:
+def _agreement(v: dict[str, Any], t: GateThresholds, alpha: float) -> dict[str, Any]:
+    d = v.get("disagreement") or {}
+    if not d.get("n"):
+        return {"criterion": "task_agreement", "kind": "critical", "verdict": "fail", "value": None,
+                "threshold": t.min_task_agreement, "message": "no sample pairs with the reference: "
+                "task agreement could not be measured — fix: re-run both evaluations on the same "
+                "evaluation set"}
+    allowed = 1 - t.min_task_agreement
+    r = ni.at_most(d["results_changed"], d["n"], allowed, alpha)
+    return _criterion("task_agreement", "critical", {**r, "delta": r["rate"]},
+                      f"task result changed on {d['results_changed']} of {d['n']} items "
+                      f"({100 * r['rate']:.1f}%, {100 * (1 - alpha):.0f}% CI "
+                      f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]%), allowed "
+                      f"{100 * allowed:.1f}%")
+
+
+def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, Any]:
+    base = {"criterion": "gain", "kind": "critical", "value": None, "threshold": t.min_speedup}
+    if reference_role:
+        return {**base, "verdict": None, "message": f"a reference run ({reference_role}), not a "
+                "candidate: it need not be faster or smaller"}
     if t.min_speedup is None and t.min_compression is None:
-        return
-    checked.append("gain")
+        return {**base, "verdict": None, "message": "the profile asks for no speed or size gain"}
     speed = (bench or {}).get(v["variant"], {}).get("output_tps_ratio") \
         if v["speed"].get("serving_engine") else None
     compression = v.get("compression")
     fast = t.min_speedup is not None and speed is not None and speed >= t.min_speedup
     small = t.min_compression is not None and compression is not None and compression >= t.min_compression
-    if not (fast or small):
-        _fail(failed, "gain", speed, t.min_speedup,
-              f"no gain: speed ×{speed if speed is not None else 'n/a (not benched on a serving engine)'}"
-              f" (needs ×{t.min_speedup}) and size ×{compression} (needs ×{t.min_compression})")
+    msg = (f"speed ×{speed if speed is not None else 'n/a (not benched on a serving engine)'}"
+           f" (needs ×{t.min_speedup}), size ×{compression} (needs ×{t.min_compression})")
+    return {**base, "value": speed, "verdict": "pass" if fast or small else "fail",
+            "message": ("gain: " if fast or small else "no gain: ") + msg}
 
 
 def utility(v: dict[str, Any], bench: dict[str, Any] | None, cfg) -> dict[str, Any]:

@@ -39,9 +39,10 @@ def run(params, root: Path) -> dict[str, Any]:
         gate = v.get("gate")
         if not v.get("served"):
             index["left_out"][name] = v.get("reason") or "not served"
+        elif v.get("reference_role"):
+            index["left_out"][name] = f"a reference run, not a candidate: {v['reference_role']}"
         elif not gate or not gate["passed"]:
-            index["left_out"][name] = "gates failed: " + "; ".join(
-                f["criterion"] for f in (gate or {}).get("failed", [])) if gate else "no gate verdict"
+            index["left_out"][name] = _why_not(gate)
         else:
             m = bundle.build(params, root, name, comparison, dest, tarball=params.handoff.tarball)
             index["bundles"][name] = {"content_sha256": m["content_sha256"], "path": f"{dest.name}/{name}"}
@@ -50,6 +51,19 @@ def run(params, root: Path) -> dict[str, Any]:
             shutil.rmtree(stale)
     write_json(dest / "index.json", index)
     return index
+
+
+def _why_not(gate: dict[str, Any] | None) -> str:
+    if not gate:
+        return "no gate verdict"
+    parts = []
+    if gate.get("failed"):
+        parts.append("gates failed: " + "; ".join(f["criterion"] for f in gate["failed"]))
+    if gate.get("inconclusive"):
+        parts.append("gates inconclusive: " + "; ".join(
+            f"{c['criterion']} (about {c.get('items_needed') or 'no feasible number of'} items needed)"
+            for c in gate["inconclusive"]))
+    return "; ".join(parts) or "gates did not pass"
 
 
 def _stale(bundle_dir: Path, entry: dict, artifact: Path) -> bool:
@@ -73,10 +87,14 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
                             f"({', '.join(comparison['variants'])})")
     if not v.get("served"):
         raise ApprovalError(f"{variant} was not evaluated here ({v.get('reason')}): nothing to approve")
+    if v.get("reference_role"):
+        raise ApprovalError(f"{variant} is a reference run ({v['reference_role']}), not a candidate "
+                            "for deployment — fix: approve a quantized variant")
     gate = v["gate"]
     if not gate["passed"] and not override:
-        failed = "\n  - ".join(f["message"] for f in gate["failed"])
-        raise ApprovalError(f"{variant} failed its gates (profile {gate['profile']}):\n  - {failed}\n"
+        failed = "\n  - ".join(f["message"] for f in [*gate["failed"], *gate.get("inconclusive", [])])
+        what = "failed" if gate["failed"] else "did not pass (inconclusive)"
+        raise ApprovalError(f"{variant} {what} its gates (profile {gate['profile']}):\n  - {failed}\n"
                             "fix: choose a variant that passed, or approve with `--override --reason "
                             "\"…\"` (recorded as an override)")
     if override and not reason:
@@ -87,7 +105,9 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
     manifest = require_verified(dest / variant)  # what is registered is exactly what verifies
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
             "qpipe.gate_passed": str(gate["passed"]).lower(),
+            "qpipe.gate_verdict": gate.get("verdict", "pass" if gate["passed"] else "fail"),
             "qpipe.gate_failed": "; ".join(f["criterion"] for f in gate["failed"]),
+            "qpipe.gate_inconclusive": "; ".join(f["criterion"] for f in gate.get("inconclusive", [])),
             "qpipe.override": str(bool(override and not gate["passed"])).lower(),
             "qpipe.override_reason": reason or "",
             "qpipe.bundle_sha256": manifest["content_sha256"],

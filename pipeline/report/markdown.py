@@ -30,14 +30,22 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
            f"JSON valid {_share(dv.get('json_validity'))}, repetition {_share(dv.get('repetition_rate'))}")
     mem = (v.get("memory") or {}).get("engine_peak_rss_bytes")
     gate = v.get("gate", {})
-    verdict = "PASS" if gate.get("passed") else f"FAIL ({len(gate.get('failed', []))})" if gate else "—"
+    verdict = _verdict(gate) + (" (reference run)" if v.get("reference_role") else "")
     memory = f"{mem / 2**20:.0f} MB" if mem else "—"
     return (f"| {name} | {v['engine']['name']} {v['engine']['version'] or ''} | {size} | "
             f"{a['variant']:.3f} ({_pts(a['delta'])} pts, CI [{_pts(a['ci_low'])}, {_pts(a['ci_high'])}], "
-            f"p={a['p_value']:.2g}) | {drops or 'none'} | {det} | {speed} | "
+            f"p={a['p_value']:.2g}) vs `{v.get('reference', '—')}` | {drops or 'none'} | {det} | {speed} | "
             f"{_ms(sp['ttft_p50'])} / {_ms(sp['ttft_p99'])} / {_ms(sp['tpot_p50'])} / "
             f"{_ms(sp['tpot_p99'])} | "
             f"{memory} | {verdict} | {(v.get('utility') or {}).get('score', '—')} |")
+
+
+def _verdict(gate: dict) -> str:
+    if not gate:
+        return "—"
+    verdict = gate.get("verdict") or ("pass" if gate.get("passed") else "fail")
+    counts = {"fail": len(gate.get("failed") or []), "inconclusive": len(gate.get("inconclusive") or [])}
+    return verdict.upper() + (f" ({counts[verdict]})" if counts.get(verdict) else "")
 
 
 def _share(x: float | None) -> str:
@@ -51,20 +59,18 @@ def render(comparison: dict[str, Any]) -> str:
            f"Baseline accuracy **{base['accuracy']:.3f}** on {base['n']} samples of the business "
            f"evaluation set (`{comparison['evalset_sha256'][:16]}…`), served by "
            f"{base['engine']['name']} {base['engine']['version']}. Deltas are paired, sample by "
-           f"sample, with 95% bootstrap intervals and exact McNemar p-values; gates use profile "
-           f"**{comparison.get('gate_profile', '—')}** on the interval's lower bound.", "",
-           "| variant | engine | size | accuracy (Δ, 95% CI, p) | significant slice drops | "
+           f"sample, against each variant's reference (its engine's own unquantized baseline where "
+           f"one is configured), with {100 * (1 - comparison.get('alpha', 0.05)):.0f}% Tango score "
+           f"intervals and exact McNemar p-values. Gates use profile "
+           f"**{comparison.get('gate_profile', '—')}**: each criterion is a non-inferiority "
+           f"question — PASS when the interval's lower bound is above −margin, FAIL when its upper "
+           f"bound is below it, INCONCLUSIVE in between (with the items that would settle it).", "",
+           "| variant | engine | size | accuracy (Δ, 95% CI, p) vs reference | significant slice drops (BH) | "
            "detectors | speed vs baseline (bench, side by side) | TTFT p50 / p99, TPOT p50 / p99 (ms, "
            "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
-    out += ["", "## Gate failures", ""]
-    fails = [(n, f) for n, v in comparison["variants"].items()
-             for f in (v.get("gate") or {}).get("failed", [])]
-    out += [f"- **{n}** — {f['message']}" for n, f in fails] or ["None."]
-    unjudged = [(n, x) for n, v in comparison["variants"].items()
-                for x in (v.get("gate") or {}).get("not_applicable", [])]
-    out += [f"- {n}: {x['criterion']} not judged — {x['why']}" for n, x in unjudged]
+    out += _noise(comparison) + _engines(comparison) + _verdicts(comparison)
     out += _calibration(comparison) + _pareto(comparison) + _power(comparison)
     out += ["", "## Plots", "", "![accuracy vs speed](tradeoff.png)", "",
             "![per-slice accuracy change](slices.png)", ""]
@@ -96,6 +102,64 @@ def _calibration(comparison: dict[str, Any]) -> list[str]:
     return out
 
 
+def _verdicts(comparison: dict[str, Any]) -> list[str]:
+    out = ["", "## Verdicts", ""]
+    for name, v in comparison["variants"].items():
+        gate = v.get("gate")
+        if not gate:
+            continue
+        role = f" — reference run: {v['reference_role']}" if v.get("reference_role") else ""
+        out.append(f"**{name}**: {_verdict(gate)}{role}")
+        out.append("")
+        for c in gate.get("criteria") or []:
+            out.append(f"- {c['verdict'].upper()} `{c['criterion']}` — {c['message']}")
+        for x in gate.get("not_applicable") or []:
+            out.append(f"- not judged `{x['criterion']}` — {x['why']}")
+        out.append("")
+    return out
+
+
+def _noise(comparison: dict[str, Any]) -> list[str]:
+    floors = comparison.get("noise_floor") or {}
+    out = ["", "## Noise floor (the same weights served again)", ""]
+    if not floors:
+        return out + ["Not measured: compare.noise_floor names no re-run. Without it, a variant's "
+                      "changed outputs cannot be told from the engine's own run-to-run changes."]
+    for engine, f in floors.items():
+        if not f.get("measured"):
+            out.append(f"- {engine}: not measured — {f.get('why')}")
+            continue
+        out.append(f"- {engine} (`{f['variant']}` against `{f['reference']}`): outputs changed on "
+                   f"{f['outputs_changed']} of {f['n']} items ({100 * f['outputs_changed_share']:.1f}%, "
+                   f"95% CI [{100 * f['outputs_changed_ci'][0]:.1f}, {100 * f['outputs_changed_ci'][1]:.1f}]%), "
+                   f"task results on {f['results_changed']} ({100 * f['results_changed_share']:.1f}%).")
+    within = [n for n, v in comparison["variants"].items() if v.get("within_noise_floor")]
+    if within:
+        out.append("")
+        out.append("Within the noise floor (no more changed outputs than serving alone makes): "
+                   + ", ".join(f"`{n}`" for n in within) + ".")
+    return out
+
+
+def _engines(comparison: dict[str, Any]) -> list[str]:
+    eb = comparison.get("engine_baselines") or {}
+    if not eb:
+        return []
+    out = ["", "## Engine effect and quantization effect", "",
+           "Each variant is gated on the quantization effect (against the unquantized model on its "
+           "own engine); the engine effect is that baseline against the main one.", "",
+           "| variant | reference | quantization effect Δ pts [95% CI] | total vs baseline Δ pts [95% CI] |",
+           "|---|---|---|---|"]
+    for name, v in comparison["variants"].items():
+        if not v.get("served") or v.get("reference") == comparison["baseline"] and name not in eb.values():
+            continue
+        a = v["accuracy"]
+        t = (v.get("against_baseline") or {}).get("accuracy") or a
+        out.append(f"| {name} | `{v['reference']}` | {_pts(a['delta'])} [{_pts(a['ci_low'])}, "
+                   f"{_pts(a['ci_high'])}] | {_pts(t['delta'])} [{_pts(t['ci_low'])}, {_pts(t['ci_high'])}] |")
+    return out
+
+
 def _pareto(comparison: dict[str, Any]) -> list[str]:
     front = comparison.get("pareto_optimal") or []
     return ["", "## Pareto-optimal (accuracy ↑, speed ↑, size ↓; serving engines only)", "",
@@ -103,11 +167,16 @@ def _pareto(comparison: dict[str, Any]) -> list[str]:
 
 
 def _power(comparison: dict[str, Any]) -> list[str]:
+    out = []
     small = sorted({s for v in comparison["variants"].values() if v.get("served")
                     for s in v.get("underpowered_slices", [])})
-    if not small:
-        return []
-    return ["", "## Slices too small to see the configured effect", "",
-            f"A drop of {100 * comparison['min_effect']:.0f} points would likely go unseen on: "
-            + ", ".join(small) + ". Their deltas are reported, but a non-significant one there is "
-            "not evidence of safety."]
+    if small:
+        out += ["", "## Slices too small to see the configured effect", "",
+                f"An exact McNemar test would likely miss a drop of {100 * comparison['min_effect']:.0f} "
+                "points on: " + ", ".join(small) + ". Their deltas are reported, but a non-significant "
+                "one there is not evidence of safety."]
+    if comparison.get("plan"):
+        from pipeline.evaluate.plan import render
+
+        out += ["", "## How many items a verdict needs (`qpipe plan`)", "", *render(comparison["plan"])]
+    return out

@@ -80,9 +80,9 @@ def heatmap(comparison: dict[str, Any], out: Path) -> None:
     ax.set_yticks(range(len(served)), list(served), fontsize=7)
     for i, n in enumerate(served):
         for j, s in enumerate(slices):
-            mark = "*" if served[n]["slices"][s]["significant"] else ""
+            mark = "*" if served[n]["slices"][s].get("significant_drop") else ""
             ax.text(j, i, f"{grid[i, j]:+.1f}{mark}", ha="center", va="center", fontsize=6)
-    fig.colorbar(im, ax=ax, label="Δ accuracy (pts; * significant)")
+    fig.colorbar(im, ax=ax, label="Δ accuracy (pts; * significant drop, Benjamini–Hochberg)")
     ax.set_title("per-slice accuracy change")
     fig.tight_layout()
     fig.savefig(out)

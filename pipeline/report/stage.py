@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate import compare as stats_stage
+from pipeline.evaluate import plan
 from pipeline.evaluate.compare import CompareError, load_results, slice_table
 from pipeline.io import write_json
 from pipeline.report import gates, markdown, plots
@@ -68,11 +69,16 @@ def calibration_effect(params, root: Path) -> tuple[list[dict[str, Any]], list[d
 
 def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     bench = comparison.get("bench")
-    for v in comparison["variants"].values():
+    roles = reference_roles(params)
+    for name, v in comparison["variants"].items():
         v.pop("gate", None)
         v.pop("utility", None)
+        if name in roles:
+            v["reference_role"] = roles[name]
         if v.get("served"):
-            v["gate"] = gates.evaluate_gates(v, bench, params.gates)
+            v["gate"] = gates.evaluate_gates(v, bench, params.gates, alpha=params.compare.alpha,
+                                             power=params.compare.power,
+                                             reference_role=roles.get(name))
             v["utility"] = gates.utility(v, bench, params.utility)
     points = tradeoff_points(comparison)
     comparison["pareto_optimal"] = plots.pareto(points) if points else []
@@ -80,7 +86,18 @@ def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     comparison["calibration_effect"], comparison["calibration_effect_skipped"] = \
         calibration_effect(params, root)
     comparison["plots"] = dict(PLOTS)
+    comparison["plan"] = plan.plan(params, root, comparison=comparison)
     return comparison
+
+
+def reference_roles(params) -> dict[str, str]:
+    """Variants that are reference runs rather than candidates: noise-floor re-runs of a
+    baseline, and each engine's own unquantized baseline."""
+    roles = {v: f"the {engine} noise floor: the reference weights served again"
+             for engine, v in params.compare.noise_floor.items()}
+    roles |= {v: f"the unquantized baseline on {engine}"
+              for engine, v in params.compare.engine_baselines.items()}
+    return roles
 
 
 def tradeoff_points(comparison: dict[str, Any]) -> dict[str, tuple[float, float, float]]:

@@ -292,7 +292,12 @@ def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[st
     gate = record.comparison.get("gate")
     if gate:
         tags |= {"gate.profile": gate.get("profile"), "gate.passed": gate.get("passed"),
-                 "gate.failed": ", ".join(f["criterion"] for f in gate.get("failed", [])) or None}
+                 "gate.verdict": gate.get("verdict"),
+                 "gate.failed": ", ".join(f["criterion"] for f in gate.get("failed", [])) or None,
+                 "gate.inconclusive": ", ".join(f["criterion"] for f in gate.get("inconclusive") or [])
+                 or None}
+    if record.comparison.get("reference"):
+        tags["compare.reference"] = record.comparison["reference"]
     tags |= {f"dataset.{d.name}.card_differs": d.card_sha256 for d in record.datasets}
     return {k: _tag_value(v) for k, v in tags.items() if v is not None}
 
@@ -339,6 +344,12 @@ def _comparison_metrics(c: dict) -> dict[str, float]:
     if "passed" in gate:
         out["gate/passed"] = float(bool(gate["passed"]))
         out["gate/failed_criteria"] = float(len(gate.get("failed") or []))
+        out["gate/inconclusive_criteria"] = float(len(gate.get("inconclusive") or []))
+    d = c.get("disagreement") or {}
+    out |= numbers({"outputs_changed_share": d.get("outputs_changed_share"),
+                    "results_changed_share": d.get("results_changed_share")}, "disagreement")
+    if c.get("json"):
+        out |= numbers({k: c["json"].get(k) for k in ("delta", "ci_low", "ci_high")}, "json_validity_delta")
     return out
 
 
@@ -348,5 +359,7 @@ def _delta_metrics(s: dict, prefix: str) -> dict[str, float]:
     keep = {"accuracy_delta": s.get("delta"), "accuracy_delta_ci_low": s.get("ci_low"),
             "accuracy_delta_ci_high": s.get("ci_high"), "accuracy_delta_p_value": s.get("p_value"),
             "accuracy_delta_significant": s.get("significant"),
-            "underpowered": s.get("underpowered"), "accuracy_delta_power": s.get("power")}
+            "accuracy_drop_p_adjusted": s.get("p_drop_adjusted"),
+            "underpowered": s.get("underpowered"),
+            "min_detectable_drop": s.get("min_detectable_drop")}
     return numbers(keep, prefix)

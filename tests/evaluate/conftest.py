@@ -33,6 +33,7 @@ def served(tmp_path_factory) -> SimpleNamespace:
     for spec in data["calibration"]["sets"].values():
         spec.update(num_samples=16, max_seq_len=256)
     data["evaluate"].update(warmup=2)
+    data["split"]["eval_share"] = 0.2  # ~600 evaluation items: real engines, minutes not tens
     params = Params.model_validate(data)
     split.run(params, root)
     build.run(params, root, "business")

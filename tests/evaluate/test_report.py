@@ -37,13 +37,16 @@ def reported(served):
 
 def test_report_has_gates_utility_pareto_and_plots(reported, served):
     _, c, _ = reported
-    assert c["variants"][Q4]["gate"]["passed"], c["variants"][Q4]["gate"]
+    assert c["variants"][Q4]["gate"]["verdict"] == "pass", c["variants"][Q4]["gate"]
     q2 = c["variants"][Q2]["gate"]
-    assert not q2["passed"] and "slice:scenario=tool_call" in [f["criterion"] for f in q2["failed"]]
+    # 2-bit k-quants lose on tool calls: the critical slice does not pass, and neither does Q2_K
+    tool = next(x for x in q2["criteria"] if x["criterion"] == "slice:scenario=tool_call")
+    assert q2["verdict"] != "pass" and tool["verdict"] != "pass", q2["criteria"]
+    assert tool["ci_low"] < -0.10
     assert isinstance(c["variants"][Q4]["utility"]["score"], float)
     out = served.root / "reports"
     md = (out / "comparison.md").read_text()
-    assert Q2 in md and "## Gate failures" in md and "scenario=tool_call" in md
+    assert Q2 in md and "## Verdicts" in md and "slice:scenario=tool_call" in md
     assert (out / "slices.png").stat().st_size > 10_000
     assert json.loads((out / "comparison.json").read_text())["gate_profile"] == "research"
 
@@ -51,7 +54,7 @@ def test_report_has_gates_utility_pareto_and_plots(reported, served):
 def test_handoff_bundles_only_passing_variants_and_they_verify(reported, served):
     _, _, index = reported
     assert set(index["bundles"]) == {Q4}
-    assert index["left_out"][Q2].startswith("gates failed")
+    assert index["left_out"][Q2].startswith(("gates failed", "gates inconclusive"))
     b = served.root / "handoff" / Q4
     assert verify(b) == [] and verify(b / "model") == []
     done = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=b, capture_output=True, text=True)

@@ -10,42 +10,77 @@ from pipeline.report.gates import (GateError, PROFILES, engine_diff_verdict, eva
 from pipeline.report.plots import pareto
 
 
-def entry(delta=-0.004, ci=(-0.01, 0.002), tool=(-0.01, -0.04), agreement=0.995, json_ok=1.0,
-          compression=2.0, serving=True):
-    return {"variant": "v", "accuracy": {"delta": delta, "ci_low": ci[0], "ci_high": ci[1]},
-            "slices": {"scenario=tool_call": {"delta": tool[0], "ci_low": tool[1], "n": 85,
-                                              "underpowered": True}},
-            "detectors": {"variant": {"json_validity": json_ok, "repetition_rate": 0.0,
+def counts(n, lost, gained):
+    return {"n": n, "lost": lost, "gained": gained, "delta": (gained - lost) / n}
+
+
+def entry(overall=(1500, 4, 2), tool=(200, 1, 0), flips=None, json_counts=(200, 0, 0),
+          compression=2.0, serving=True, slices=None):
+    """A compared variant as comparison.json holds it: paired counts per criterion."""
+    n = overall[0]
+    changed = flips if flips is not None else overall[1] + overall[2]
+    tool_call = {**counts(*tool), "significant_drop": False, "p_drop_adjusted": 1.0}
+    return {"variant": "v", "accuracy": counts(*overall),
+            "slices": {"scenario=tool_call": tool_call, **(slices or {})},
+            "json": None if json_counts is None else counts(*json_counts),
+            "disagreement": {"n": n, "results_changed": changed, "outputs_changed": changed},
+            "detectors": {"variant": {"json_validity": 1.0, "repetition_rate": 0.0,
                                       "hit_max_tokens_share": 0.0},
                           "baseline": {"json_validity": 1.0, "repetition_rate": 0.0,
                                        "hit_max_tokens_share": 0.0},
-                          "consistency": {"task_agreement": agreement}},
+                          "consistency": {"task_agreement": 1 - changed / n}},
             "speed": {"serving_engine": serving}, "compression": compression}
 
 
 SAAS = GatesConfig(profile="general_saas", critical_slices=["scenario=tool_call"])
 
 
+def verdicts(g):
+    return {c["criterion"]: c["verdict"] for c in g["criteria"]}
+
+
 def test_a_clean_variant_passes():
     g = evaluate_gates(entry(), {"v": {"output_tps_ratio": 1.3}}, SAAS)
-    assert g["passed"] and g["failed"] == []
+    assert g["verdict"] == "pass" and g["passed"] and g["failed"] == [] and g["inconclusive"] == []
+    assert set(verdicts(g)) == {"accuracy_overall", "slice:scenario=tool_call", "any_slice",
+                                "json_validity", "task_agreement", "gain"}
 
 
-def test_the_lower_bound_decides_not_the_point_estimate():
-    # delta −1 point looks fine, but the data cannot exclude −3.5: general SaaS allows −3
-    g = evaluate_gates(entry(delta=-0.01, ci=(-0.035, 0.015)), None, SAAS)
-    assert [f["criterion"] for f in g["failed"]] == ["accuracy_overall"]
-    assert "lower bound -3.5" in g["failed"][0]["message"]
+def test_the_interval_decides_not_the_point_estimate():
+    # −1.3 points looks fine, but on 150 items with 3 lost and 1 gained the data cannot exclude a
+    # loss beyond 3 points: inconclusive, with the items that would settle it
+    g = evaluate_gates(entry(overall=(150, 3, 1)), {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert g["verdict"] == "inconclusive" and not g["passed"] and g["failed"] == []
+    c = next(c for c in g["inconclusive"] if c["criterion"] == "accuracy_overall")
+    assert c["ci_low"] < -0.03 < c["ci_high"]
+    assert c["items_needed"] > 150 and f"about {c['items_needed']} items" in c["message"]
+
+
+def test_a_loss_beyond_the_margin_fails():
+    g = evaluate_gates(entry(overall=(1500, 160, 10)), None, SAAS)
+    assert g["verdict"] == "fail" and verdicts(g)["accuracy_overall"] == "fail"
 
 
 def test_each_criterion_fails_on_its_own():
-    cases = {"slice:scenario=tool_call": entry(tool=(-0.02, -0.08)),
-             "json_validity": entry(json_ok=0.9),
-             "task_agreement": entry(agreement=0.9),
+    cases = {"slice:scenario=tool_call": entry(tool=(200, 40, 0)),
+             "json_validity": entry(json_counts=(400, 60, 0)),
+             "task_agreement": entry(overall=(1500, 60, 60)),
              "gain": entry(compression=1.1)}
     for criterion, e in cases.items():
         g = evaluate_gates(e, {"v": {"output_tps_ratio": 1.0}}, SAAS)
-        assert [f["criterion"] for f in g["failed"]] == [criterion], (criterion, g["failed"])
+        assert [f["criterion"] for f in g["failed"]] == [criterion], (criterion, g["criteria"])
+
+
+def test_a_significant_large_drop_in_a_slice_nobody_declared_critical_fails():
+    drop = {**counts(250, 30, 2), "significant_drop": True, "p_drop_adjusted": 1e-5}
+    small = {**counts(250, 8, 2), "significant_drop": True, "p_drop_adjusted": 0.03}
+    g = evaluate_gates(entry(slices={"scenario=faq": drop, "segment=smb": small}),
+                       {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert [f["criterion"] for f in g["failed"]] == ["any_slice"]
+    assert g["failed"][0]["slices"] == ["scenario=faq"]  # −2.4 pts is significant but small
+    unflagged = {**drop, "significant_drop": False}
+    g = evaluate_gates(entry(slices={"scenario=faq": unflagged}), {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert g["passed"]
 
 
 def test_speed_counts_only_on_a_serving_engine():
@@ -55,18 +90,24 @@ def test_speed_counts_only_on_a_serving_engine():
     assert [f["criterion"] for f in ref["failed"]] == ["gain"]
 
 
+def test_a_reference_run_need_not_earn_its_keep():
+    g = evaluate_gates(entry(compression=1.0), None, SAAS, reference_role="noise floor")
+    assert g["passed"] and [x["criterion"] for x in g["not_applicable"]] == ["gain"]
+
+
 def test_stricter_profiles_are_stricter():
     order = ["research", "general_saas", "finance_medical", "compliance_audit"]
     drops = [PROFILES[p].max_drop_overall for p in order]
     assert drops == sorted(drops, reverse=True)
-    e = entry(ci=(-0.008, 0.0))
-    passed = [evaluate_gates(e, None, GatesConfig(profile=p))["passed"] for p in order]
-    assert passed == [True, True, True, False]
+    e = entry(overall=(1500, 6, 0), tool=(200, 0, 0), flips=6)  # −0.4 pts, CI down to about −0.9
+    got = [evaluate_gates(e, None, GatesConfig(profile=p, critical_slices=["scenario=tool_call"]))["verdict"]
+           for p in order]
+    assert got[:2] == ["pass", "pass"] and got[3] != "pass"
 
 
 def test_custom_profile_and_unknown_names():
     custom = GatesConfig(profile="custom", custom=GateThresholds(
-        max_drop_overall=0.0, max_drop_slice=0.0, min_json_validity=1.0, min_task_agreement=1.0))
+        max_drop_overall=0.0001, max_drop_slice=0.0001, min_task_agreement=1.0))
     assert not evaluate_gates(entry(), None, custom)["passed"]
     with pytest.raises(GateError, match="did you mean 'research'"):
         thresholds(GatesConfig.model_construct(profile="reserch", custom=None))
@@ -76,9 +117,9 @@ def test_custom_profile_and_unknown_names():
 
 def test_utility_rewards_speed_and_punishes_loss_and_instability():
     cfg = UtilityConfig(alpha=1, beta=1, gamma=3)
-    base = utility(entry(delta=0.0, agreement=1.0), {"v": {"output_tps_ratio": 1.2}}, cfg)
+    base = utility(entry(overall=(100, 0, 0)), {"v": {"output_tps_ratio": 1.2}}, cfg)
     assert base["score"] == pytest.approx(20.0)
-    worse = copy.deepcopy(entry(delta=-0.02, agreement=0.99))
+    worse = copy.deepcopy(entry(overall=(100, 2, 0), flips=1))
     u = utility(worse, {"v": {"output_tps_ratio": 1.2}}, cfg)
     assert u["score"] == pytest.approx(20.0 - 2.0 - 3 * 1.0)
 
@@ -111,11 +152,11 @@ def test_engine_difference_is_judged_by_the_tier_of_seed_000_7_5():
 
 
 def test_a_criterion_that_cannot_be_measured_is_said_never_passed_silently():
-    e = entry(json_ok=None)
+    e = entry(json_counts=None)
     g = evaluate_gates(e, {"v": {"output_tps_ratio": 1.3}}, SAAS)
     assert g["passed"] and g["not_applicable"] == [
         {"criterion": "json_validity", "why": "no structured-output (JSON) samples in the evaluation set"}]
     e = entry()
-    e["detectors"]["consistency"] = {"n": 0}
+    e["disagreement"] = {"n": 0}
     g = evaluate_gates(e, {"v": {"output_tps_ratio": 1.3}}, SAAS)
     assert not g["passed"] and [f["criterion"] for f in g["failed"]] == ["task_agreement"]

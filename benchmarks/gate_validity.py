@@ -1,0 +1,193 @@
+"""Are the gate verdicts valid? The project's own compare and gate code on simulated variants
+built from the baseline's real per-sample records.
+
+Each simulated variant re-scores the baseline's items:
+- null at discordance d: inside every cell (scenario × difficulty × segment × length) items
+  that pass are lost and items that fail are gained, each side at a rate that flips d/2 of the
+  cell's items in expectation — so every slice's TRUE change is exactly zero;
+- a regression of R points overall: the null at the base discordance plus passing items lost
+  uniformly at a rate that takes R points off in expectation;
+- R points in one slice: the extra losses only inside that slice;
+- a regression exactly at a margin: overall at the profile's overall margin, and inside a
+  critical slice at its slice margin.
+
+Printed per scenario and profile: how often the gate passes, fails, or is inconclusive, with the
+Monte-Carlo standard error, and for margin scenarios how often the criterion at the margin passes
+(must be ≤ 2.5% within Monte-Carlo error). `qpipe plan` says which profiles the evaluation set
+supports at each discordance; null variants should pass ≥ 95% of the time there.
+
+    python benchmarks/gate_validity.py                       # results/baseline/samples.jsonl
+    python benchmarks/gate_validity.py --reps 400 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipeline.config import GatesConfig, load_params  # noqa: E402
+from pipeline.evaluate.compare import compare_variant  # noqa: E402
+from pipeline.evaluate.plan import plan  # noqa: E402
+from pipeline.report.gates import PROFILES, evaluate_gates  # noqa: E402
+
+
+def cells(records: list[dict]) -> dict[tuple, list[int]]:
+    out = defaultdict(list)
+    for i, r in enumerate(records):
+        out[tuple(sorted(r["slices"].items()))].append(i)
+    return out
+
+
+def simulate(records: list[dict], rng, *, discordance: float, extra_loss: float = 0.0,
+             in_slice: str | None = None) -> np.ndarray:
+    """New scores for one simulated variant (see the module's docstring)."""
+    base = np.array([r["score"] >= 1.0 for r in records])
+    new = base.copy()
+    for idx in cells(records).values():
+        idx = np.asarray(idx)
+        passing, failing = idx[base[idx]], idx[~base[idx]]
+        if len(passing) and len(failing):
+            half = discordance / 2 * len(idx)
+            new[passing[rng.random(len(passing)) < min(1.0, half / len(passing))]] = False
+            new[failing[rng.random(len(failing)) < min(1.0, half / len(failing))]] = True
+    if extra_loss:
+        if in_slice:
+            k, v = in_slice.split("=", 1)
+            scope = np.array([r["slices"].get(k) == v for r in records])
+        else:
+            scope = np.ones(len(records), bool)
+        # Passing items of the scope (after the null flips) lost at the rate that removes
+        # extra_loss of the scope's items in expectation.
+        candidates = np.flatnonzero(scope & new)
+        rate = min(1.0, extra_loss * scope.sum() / max(len(candidates), 1))
+        new[candidates[rng.random(len(candidates)) < rate]] = False
+    return new.astype(float)
+
+
+def fake_metrics(name: str, records: list[dict]) -> dict:
+    return {"variant": name, "served": True, "engine": {"name": "sim", "version": "0"},
+            "size_bytes": 1, "detectors": {},
+            "speed": {"serving_engine": True, "output_tokens_per_second": 1.0, "ttft_p50": None,
+                      "ttft_p99": None, "tpot_p50": None, "tpot_p99": None, "latency_p50": None,
+                      "latency_p99": None}}
+
+
+def judge(records, scores, params, gate_cfgs) -> dict[str, dict]:
+    other = [{**r, "score": float(s), "output": r["output"] if s == (r["score"] >= 1.0) else "~"}
+             for r, s in zip(records, scores)]
+    v = compare_variant(fake_metrics("baseline", records), records, fake_metrics("v", other), other,
+                        params.compare, with_power=False)
+    v["compression"] = 4.0  # gain is not what is being validated
+    return {p: evaluate_gates(v, None, cfg, alpha=params.compare.alpha, power=None)
+            for p, cfg in gate_cfgs.items()}
+
+
+def scenarios(params, slice_for_drop: str, other_slice: str) -> list[dict]:
+    base_d = params.compare.plan_discordance
+    out = [{"name": f"null d={d:.1%}", "discordance": d} for d in (0.0, 0.005, 0.01, 0.02, 0.04)]
+    out += [{"name": f"−{r} pts overall", "discordance": base_d, "extra_loss": r / 100}
+            for r in (1, 2, 3, 5)]
+    out += [{"name": f"−10 pts in {s}", "discordance": base_d, "extra_loss": 0.10, "in_slice": s}
+            for s in (slice_for_drop, other_slice)]
+    for p, t in PROFILES.items():
+        out.append({"name": f"at the overall margin of {p} (−{100 * t.max_drop_overall:g})",
+                    "discordance": base_d, "extra_loss": t.max_drop_overall, "margin_of": p,
+                    "criterion": "accuracy_overall"})
+        out.append({"name": f"at the slice margin of {p} in {slice_for_drop} (−{100 * t.max_drop_slice:g})",
+                    "discordance": base_d, "extra_loss": t.max_drop_slice, "in_slice": slice_for_drop,
+                    "margin_of": p, "criterion": f"slice:{slice_for_drop}"})
+    return out
+
+
+def run_scenario(job) -> dict:
+    sc, seed, records, params_path, reps, crit = job
+    params = load_params(params_path)
+    gate_cfgs = {p: GatesConfig(profile=p, critical_slices=crit) for p in PROFILES}
+    rng = np.random.default_rng(seed)
+    tally = {p: defaultdict(int) for p in PROFILES}
+    at_margin = 0
+    for _ in range(reps):
+        scores = simulate(records, rng, discordance=sc["discordance"],
+                          extra_loss=sc.get("extra_loss", 0.0), in_slice=sc.get("in_slice"))
+        g = judge(records, scores, params, gate_cfgs)
+        for p in PROFILES:
+            tally[p][g[p]["verdict"]] += 1
+        if sc.get("margin_of"):
+            c = next(c for c in g[sc["margin_of"]]["criteria"] if c["criterion"] == sc["criterion"])
+            at_margin += c["verdict"] == "pass"
+    row = {"scenario": sc["name"], **{k: sc[k] for k in sc if k != "name"}, "reps": reps,
+           "profiles": {p: {k: tally[p][k] / reps for k in ("pass", "fail", "inconclusive")}
+                        for p in PROFILES}}
+    if sc.get("margin_of"):
+        row["criterion_at_margin_pass"] = at_margin / reps
+    return row
+
+
+def se(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1e-12) / n)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=Path, default=ROOT / "results" / "baseline" / "samples.jsonl")
+    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    params = load_params(a.params)
+    records = [json.loads(x) for x in a.records.read_text().splitlines() if x]
+    crit = list(params.gates.critical_slices)
+    slice_for_drop = crit[0] if crit else "scenario=tool_call"
+    other_slice = "scenario=faq" if slice_for_drop != "scenario=faq" else "scenario=ticket"
+    t0 = time.time()
+    print(f"baseline records: {len(records)} from {a.records}; accuracy "
+          f"{np.mean([r['score'] for r in records]):.3f}; critical slices {', '.join(crit)}; "
+          f"{a.reps} simulated variants per scenario; α={params.compare.alpha}")
+    supported = {}
+    for d in (0.005, 0.01, 0.02, 0.04):
+        pl = plan(params, ROOT, discordance=d, records=records)
+        supported[d] = [p for p, s in pl["profiles"].items() if s["supported"]]
+        print(f"qpipe plan at discordance {d:.1%}: supported — {', '.join(supported[d]) or 'none'}")
+    todo = scenarios(params, slice_for_drop, other_slice)
+    seeds = np.random.SeedSequence(a.seed).spawn(len(todo))
+    jobs = [(sc, s, records, str(a.params), a.reps, crit) for sc, s in zip(todo, seeds)]
+    rows = []
+    header = f"{'scenario':58s} " + " ".join(f"{p:>26s}" for p in PROFILES)
+    print("\npass / fail / inconclusive (%) per profile; ± is one Monte-Carlo standard error of pass\n")
+    print(header)
+    with multiprocessing.get_context("fork").Pool(a.workers) as pool:
+        for row in pool.imap(run_scenario, jobs):
+            cells_ = []
+            for p in PROFILES:
+                r = row["profiles"][p]
+                cells_.append(f"{100 * r['pass']:5.1f}±{100 * se(r['pass'], a.reps):3.1f} / "
+                              f"{100 * r['fail']:5.1f} / {100 * r['inconclusive']:5.1f}")
+            line = f"{row['scenario'][:58]:58s} " + " ".join(f"{c:>26s}" for c in cells_)
+            if "criterion_at_margin_pass" in row:
+                x = row["criterion_at_margin_pass"]
+                line += (f"   <- {row['criterion']} passes {100 * x:.1f}% ± {100 * se(x, a.reps):.1f} "
+                         f"({row['margin_of']})")
+            print(line, flush=True)
+            rows.append(row)
+    print(f"\n{len(rows)} scenarios × {a.reps} variants in {time.time() - t0:.0f} s")
+    if a.json:
+        a.json.write_text(json.dumps({"records": str(a.records), "n": len(records), "reps": a.reps,
+                                      "seed": a.seed, "supported_by_plan": supported,
+                                      "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

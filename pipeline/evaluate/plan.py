@@ -1,0 +1,183 @@
+"""`qpipe plan`: how many items a conclusive verdict needs, before any compute is spent.
+
+From the evaluation set's slices (and the baseline's per-sample results when they exist) and
+an assumed rate at which a variant of EQUAL quality flips items both ways (the measured noise
+floor, or compare.plan_discordance), per slice:
+
+- the smallest drop the exact McNemar test sees with 80% and with 95% power;
+- for every gate profile, the items a variant of equal quality needs to PASS the margin that
+  applies to the slice (overall, or critical slice) with probability compare.plan_null_pass —
+  exact sums over every outcome of Tango's score test, not a normal approximation;
+- whether the evaluation set supports the profile: every criterion has the items it needs.
+
+Where a profile needs more items than exist, its verdicts will honestly be "inconclusive".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as st
+
+from pipeline.evaluate import noninferiority as ni
+from pipeline.errors import QpipeError
+
+
+class PlanError(QpipeError, ValueError):
+    pass
+
+
+def _items(params, root: Path) -> tuple[list[dict], str]:
+    """(id, slices, score?) per evaluation item: the baseline's results when present (they carry
+    scores), else the evaluation set itself."""
+    results = root / params.evaluate.out_dir / params.baseline / "samples.jsonl"
+    if results.is_file():
+        rows = [json.loads(x) for x in results.read_text().splitlines() if x]
+        return [{"id": r["id"], "slices": r["slices"], "score": r["score"]} for r in rows], str(results)
+    evalset = root / params.evaluate.evalset / "evalset.jsonl"
+    if not evalset.is_file():
+        raise PlanError(f"neither {results} nor {evalset} exists — fix: `dvc repro split` (the "
+                        "evaluation set), then plan again")
+    rows = [json.loads(x) for x in evalset.read_text().splitlines() if x]
+    return [{"id": r["id"], "slices": r["slices"], "score": None} for r in rows], str(evalset)
+
+
+def agreement_items(discordance: float, limit: float, *, alpha: float, target: float,
+                    cap: int = 200_000) -> int | None:
+    """Items at which the share of changed task results (true rate `discordance`) has its Wilson
+    upper bound at most `limit` with probability ≥ target; None when it never does."""
+    if discordance >= limit:
+        return None
+
+    def ok(n: int) -> bool:
+        k = np.arange(0, n + 1)
+        w = st.binom.pmf(k, n, discordance)
+        keep = w > 1e-12
+        from statsmodels.stats.proportion import proportion_confint
+
+        _, hi = proportion_confint(k[keep], n, alpha=alpha, method="wilson")
+        return float(w[keep][np.asarray(hi) <= limit].sum()) >= target
+
+    hi = 16
+    while not ok(hi):
+        if hi >= cap:
+            return None
+        hi = min(cap, hi * 2)
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+    return hi
+
+
+def assumed_discordance(params, root: Path, given: float | None,
+                        comparison: dict | None = None) -> tuple[float, str]:
+    if given is not None:
+        return given, "given on the command line"
+    cfg = params.compare
+    floor = root / cfg.out_dir / "comparison.json"
+    measured = []
+    if comparison is None and floor.is_file():
+        comparison = json.loads(floor.read_text())
+    if comparison is not None:
+        measured = [f["results_changed_share"] for f in (comparison.get("noise_floor") or {}).values()
+                    if f.get("measured")]
+    if measured and max(measured) > cfg.plan_discordance:
+        return max(measured), "the measured noise floor (an engine's re-run of its reference)"
+    return cfg.plan_discordance, "compare.plan_discordance"
+
+
+def plan(params, root: Path, *, discordance: float | None = None,
+         profiles: list[str] | None = None, comparison: dict | None = None,
+         records: list[dict] | None = None) -> dict[str, Any]:
+    """The plan (see the module docstring); `records` (per-sample results) replace the ones the
+    params point at."""
+    from pipeline.report.gates import PROFILES, thresholds
+
+    items, source = (_items(params, root) if records is None else
+                     ([{"id": r["id"], "slices": r["slices"], "score": r.get("score")} for r in records],
+                      "the records given"))
+    cfg, gates = params.compare, params.gates
+    disc, why = assumed_discordance(params, root, discordance, comparison)
+    chosen = profiles or list(PROFILES)
+    margins = {p: (thresholds(gates) if p == "custom" else PROFILES[p]) for p in chosen}
+    groups: dict[str, list[dict]] = {"overall": items}
+    for r in items:
+        for k, v in r["slices"].items():
+            groups.setdefault(f"{k}={v}", []).append(r)
+    flip = max(disc / 2, 1e-9)
+    # The variant passes only when EVERY critical criterion does: overall, each critical slice
+    # and task agreement. Each gets an equal share of the allowed failure rate (a union bound),
+    # so that all of them together pass with at least plan_null_pass.
+    k = 2 + len(gates.critical_slices)
+    target = 1 - (1 - cfg.plan_null_pass) / k
+    rows = {}
+    for name in ["overall", *sorted(k for k in groups if k != "overall")]:
+        rs = groups[name]
+        n = len(rs)
+        scores = [r["score"] for r in rs if r["score"] is not None]
+        acc = float(np.mean(scores)) if scores else None
+        row: dict[str, Any] = {"n": n, "baseline_accuracy": None if acc is None else round(acc, 4),
+                               "critical": name in gates.critical_slices}
+        for pw in (0.8, 0.95):
+            mdd = ni.min_detectable_drop(n, disc, alpha=cfg.alpha, power=pw,
+                                         baseline_accuracy=acc if acc is not None else 1.0)
+            row[f"min_detectable_drop_{int(pw * 100)}"] = None if mdd is None else round(mdd, 4)
+        row["items_needed"] = {}
+        for p, t in margins.items():
+            margin = t.max_drop_overall if name == "overall" else (
+                t.max_drop_slice if row["critical"] else None)
+            if margin is None:
+                continue
+            row["items_needed"][p] = ni.items_needed(flip, flip, margin, alpha=cfg.alpha,
+                                                     power=target)
+        rows[name] = row
+    support = {}
+    for p, t in margins.items():
+        short = [f"{k}: {r['n']} items, needs {r['items_needed'][p] or 'more than 1,000,000'}"
+                 for k, r in rows.items() if p in r["items_needed"]
+                 and (r["items_needed"][p] is None or r["items_needed"][p] > r["n"])]
+        agree = agreement_items(disc, 1 - t.min_task_agreement, alpha=cfg.alpha, target=target)
+        if agree is None or agree > len(items):
+            short.append(f"task agreement: a variant changing {100 * disc:.1f}% of task results "
+                         + ("can never show at most " if agree is None else f"needs {agree} items to "
+                            "show at most ") + f"{100 * (1 - t.min_task_agreement):.1f}%")
+        support[p] = {"supported": not short, "short": short, "task_agreement_items": agree}
+    return {"schema": "qpipe.plan/v1", "source": source, "n": len(items),
+            "assumed_discordance": disc, "discordance_from": why, "alpha": cfg.alpha,
+            "null_pass_target": cfg.plan_null_pass, "per_criterion_target": round(target, 4),
+            "critical_slices": list(gates.critical_slices),
+            "slices": rows, "profiles": support}
+
+
+def render(p: dict[str, Any]) -> list[str]:
+    """The plan as markdown (the terminal and comparison.md)."""
+    profiles = list(p["profiles"])
+    out = [f"Evaluation set: {p['n']} items ({p['source']}). A variant of equal quality is assumed "
+           f"to change {100 * p['assumed_discordance']:.1f}% of task results both ways "
+           f"({p['discordance_from']}); it should pass with probability "
+           f"{p['null_pass_target']:.0%}, so each of the critical criteria with "
+           f"{p['per_criterion_target']:.1%}. Drops are exact McNemar (α={p['alpha']}).", "",
+           "| slice | n | baseline acc. | smallest drop seen, 80% / 95% power | "
+           + " | ".join(f"items {q} needs" for q in profiles) + " |",
+           "|" + "---|" * (4 + len(profiles))]
+    def need(r: dict, q: str) -> str:
+        if q not in r["items_needed"]:
+            return "—"
+        k = r["items_needed"][q]
+        return "> 1,000,000" if k is None else (f"{k}" if k <= r["n"] else f"**{k}**")
+
+    for name, r in p["slices"].items():
+        acc = "—" if r["baseline_accuracy"] is None else f"{r['baseline_accuracy']:.3f}"
+        mdd = " / ".join("none" if r[k] is None else f"{100 * r[k]:.1f} pts"
+                         for k in ("min_detectable_drop_80", "min_detectable_drop_95"))
+        out.append(f"| {name}{' (critical)' if r['critical'] else ''} | {r['n']} | {acc} | {mdd} | "
+                   + " | ".join(need(r, q) for q in profiles) + " |")
+    out.append("")
+    for q, s in p["profiles"].items():
+        out.append(f"- **{q}**: " + ("supported — conclusive for a variant of equal quality" if s["supported"]
+                                      else "not supported: " + "; ".join(s["short"])))
+    return out
