@@ -178,7 +178,9 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
            bandwidth: float) -> dict[str, dict]:
     """Per variant: each of its measurements over its bracketing baselines' mean, then the
     median over rounds — output and total tok/s, single-stream TTFT/TPOT p50, peak memory —
-    and a Mann-Whitney U test of single-stream end-to-end latency against those baselines."""
+    a Mann-Whitney U test of single-stream end-to-end latency against those baselines, and a
+    paired test (Wilcoxon signed-rank on per-request log ratios, request i against request i
+    of the bracketing baseline runs, no baseline run counted twice for one variant)."""
     def tps(m, key):
         return m["offline"][key]
 
@@ -190,14 +192,22 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
 
     out: dict[str, dict] = {}
     per: dict[str, dict[str, list]] = {}
+    used: dict[str, set[int]] = {}
     for j, m in enumerate(measurements):
         name = m["variant"]
         if name == baseline:
             continue
         bases = _neighbours(measurements, j, baseline)
+        # The paired latency test: request i of this run against request i of its bracketing
+        # baseline runs (same prompt, same position), each baseline run used once per variant.
+        fresh = [b for b in bases if id(b) not in used.setdefault(name, set())]
+        used[name].update(id(b) for b in fresh)
+        per.setdefault(name, {}).setdefault("log_ratios", []).extend(
+            _log_ratios(stream1(m, "e2e") or [], [stream1(b, "e2e") or [] for b in fresh]))
         mean = lambda f, bases=bases: statistics.fmean(f(b) for b in bases)  # noqa: E731
-        acc = per.setdefault(name, {k: [] for k in ("output", "total", "ttft", "tpot", "rss",
-                                                     "e2e", "e2e_base", "tpot1")})
+        acc = per[name]
+        for k in ("output", "total", "ttft", "tpot", "rss", "e2e", "e2e_base", "tpot1"):
+            acc.setdefault(k, [])
         acc["output"].append(tps(m, "median_output_tokens_per_second")
                              / mean(lambda b: tps(b, "median_output_tokens_per_second")))
         acc["total"].append(tps(m, "median_total_tokens_per_second")
@@ -227,6 +237,7 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
                      "peak_rss_ratio": rnd(acc["rss"]),
                      "ttft_tpot_pairs_left_out": acc.get("burst", 0),  # a side came in one burst
                      "latency_vs_baseline": latency_test(acc["e2e_base"], acc["e2e"]),
+                     "latency_paired": paired_latency(acc["log_ratios"]),
                      "roofline_fraction": roof}
     base_tpot = [stream1(m, "tpot_p50") for m in measurements
                  if m["variant"] == baseline and stream1(m, "tpot_p50")]
@@ -237,6 +248,30 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
                                                 / (bandwidth * 1e9), 4)
                      if base_tpot and sizes.get(baseline) else None}
     return out
+
+
+def _log_ratios(variant: list[float], bases: list[list[float]]) -> list[float]:
+    """Per request: log(variant latency) − mean over the baseline runs of log(their latency for
+    the same request)."""
+    bases = [b for b in bases if len(b) == len(variant)]
+    if not bases or not variant:
+        return []
+    return [float(np.log(v) - np.mean([np.log(b[i]) for b in bases]))
+            for i, v in enumerate(variant) if v > 0 and all(b[i] > 0 for b in bases)]
+
+
+def paired_latency(log_ratios: list[float]) -> dict[str, Any]:
+    """Wilcoxon signed-rank test of per-request log latency ratios against the bracketing
+    baseline runs (paired by request), with the median ratio."""
+    from scipy import stats as st
+
+    n = len(log_ratios)
+    if n < 6 or not any(log_ratios):
+        return {"n": n, "median_ratio": round(float(np.exp(np.median(log_ratios))), 4) if n else None,
+                "p_value": None}
+    r = st.wilcoxon(log_ratios)
+    return {"n": n, "median_ratio": round(float(np.exp(np.median(log_ratios))), 4),
+            "test": "wilcoxon signed-rank on per-request log ratios", "p_value": float(f"{r.pvalue:.6g}")}
 
 
 def weight_bytes(manifest: dict) -> int:

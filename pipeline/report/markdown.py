@@ -25,6 +25,9 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
     speed = (f"×{ratio}" if ratio else "—") + ("" if sp["serving_engine"] else " (reference engine)")
     if b.get("tpot_p50_ratio"):
         speed += f" (TTFT ×{b.get('ttft_p50_ratio')}, TPOT ×{b['tpot_p50_ratio']})"
+    lp = b.get("latency_paired") or {}
+    if lp.get("p_value") is not None:
+        speed += f"; latency ×{lp['median_ratio']} paired by request (Wilcoxon p={lp['p_value']:.2g}, n={lp['n']})"
     c, dv = d["consistency"], d["variant"]
     det = (f"same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}, "
            f"JSON valid {_share(dv.get('json_validity'))}, repetition {_share(dv.get('repetition_rate'))}")

@@ -50,3 +50,29 @@ def test_schedule_brackets_every_group_and_reverses_the_next_round():
     plan = schedule(["b", "v1", "v2", "v3"], "b", 2, 3)
     assert plan == [(0, "b"), (0, "v1"), (0, "v2"), (0, "v3"), (0, "b"),
                     (1, "v3"), (1, "v2"), (1, "v1"), (1, "b")]
+
+
+def lat(variant, e2e):
+    m = measurement(variant, 100)
+    m["streaming"]["1"]["e2e"] = list(e2e)
+    return m
+
+
+def test_the_paired_latency_test_pairs_requests_and_counts_no_baseline_run_twice():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    prompts = rng.uniform(0.1, 0.5, 16)  # request i has its own length, the same in every run
+
+    def noisy(scale):
+        return prompts * scale * rng.lognormal(0, 0.02, 16)
+
+    # b v b v b: the second v run shares its first baseline with the first v run
+    runs = [lat("b", noisy(1)), lat("v", noisy(1.1)), lat("b", noisy(1)), lat("v", noisy(1.1)),
+            lat("b", noisy(1))]
+    r = ratios(runs, "b", {"b": 10, "v": 5}, bandwidth=1.0)["v"]["latency_paired"]
+    assert r["n"] == 32 and r["median_ratio"] == pytest.approx(1.1, rel=0.03) and r["p_value"] < 1e-4
+    # request lengths differ ~5x, so the unpaired rank test cannot see what the paired one does
+    assert ratios(runs, "b", {"b": 10, "v": 5}, bandwidth=1.0)["v"]["latency_vs_baseline"]["p_value"] > 0.01
+    same = [lat("b", noisy(1)), lat("v", noisy(1)), lat("b", noisy(1))]
+    assert ratios(same, "b", {"b": 10, "v": 5}, bandwidth=1.0)["v"]["latency_paired"]["p_value"] > 0.01
