@@ -356,6 +356,28 @@ def compare(params: Path = ParamsOpt,
 
 
 @app.command()
+def divergence(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
+               params: Path = ParamsOpt) -> None:
+    """Token-level KL divergence and top-1 agreement along the baseline's greedy outputs, and the
+    change in the gold reference's log-likelihood, per sample and per slice (teacher-forced, exact
+    in the transformers reference) → results/divergence/<variant>/."""
+    from pipeline.evaluate.divergence import run
+
+    p = _params(params)
+    _variant(p, variant)
+    _terminate_as_interrupt()
+    r = _guarded(run, p, params.resolve().parent, variant)
+    if not r.get("measured"):
+        typer.echo(f"{variant}: not measured — {r['why']}")
+        return
+    o = r["overall"]
+    typer.echo(f"{variant}: KLD mean {o.get('kld_mean', 0):.5f} (p99 {o.get('kld_p99', 0):.5f}) over "
+               f"{o['tokens']} tokens, top-1 agreement {o.get('top1_agreement', 1):.4f}, reference "
+               f"log-likelihood {o.get('ref_loglik_delta', 0):+.5f}/token vs {r['reference']} "
+               f"({r['seconds']} s)")
+
+
+@app.command()
 def plan(params: Path = ParamsOpt,
          discordance: Optional[float] = typer.Option(
              None, help="Share of items a variant of equal quality changes (both ways); default: "

@@ -517,6 +517,9 @@ class GateThresholds(_Section):
     max_drop_json_validity: Share | None = None  # paired change in valid JSON answers
     min_task_agreement: Share           # share of items with the baseline's task result (its
                                         # Wilson bound), for churn the accuracy change hides
+    # Mean token KL divergence from the baseline along its greedy outputs (nats per token; the
+    # item-bootstrap interval against it), where divergence@<variant> measured it.
+    max_kld_mean: PositiveFloat | None = None
     min_speedup: PositiveFloat | None = None      # output tok/s ratio (serving engines only) …
     min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
 

@@ -239,10 +239,21 @@ def test_unknown_engine(tmp_path, params):
 
 
 def test_no_baseline_variant(tmp_path, params):
-    del params["variants"]["baseline"]
+    del params["variants"]["baseline"], params["variants"]["baseline_rerun"]
+    params["compare"]["noise_floor"] = {}
     problem = one_problem(write(tmp_path, params))
     assert problem.key == "variants"
     assert problem.message == "no baseline variant (scheme bf16 or fp16)"
+
+
+def test_reference_runs_name_defined_unquantized_variants(tmp_path, params):
+    params["compare"]["engine_baselines"] = {"llamacpp": "gguf_f61"}
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "compare.engine_baselines.llamacpp"
+    assert "'gguf_f61' is not defined" in problem.message and "gguf_f16" in problem.fix
+    params["compare"]["engine_baselines"] = {"llamacpp": "gguf_q8_0_business"}
+    problem = one_problem(write(tmp_path, params))
+    assert "is quantized (gguf_q8_0), not an unquantized baseline" in problem.message
 
 
 def test_length_buckets_must_increase(tmp_path, params):

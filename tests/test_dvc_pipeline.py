@@ -23,9 +23,10 @@ pytestmark = pytest.mark.slow
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "model.safetensors")
-# A calibration-free variant, the baseline, one per calibration set, and GGUF (imatrix).
-VARIANTS = ("baseline", "fp8_dynamic", "gptq_w4a16_business", "gptq_w4a16_general",
-            "gguf_q4_k_m_business")
+# A calibration-free variant, the baseline, its re-run (the noise floor), llama.cpp's own
+# baseline, one per calibration set, and GGUF (imatrix).
+VARIANTS = ("baseline", "baseline_rerun", "gguf_f16", "fp8_dynamic", "gptq_w4a16_business",
+            "gptq_w4a16_general", "gguf_q4_k_m_business")
 DATA_FILES = ("samples.jsonl", "data.parquet", "imatrix.txt")
 
 
@@ -183,6 +184,7 @@ def test_final_repro_requantizes_exactly_those(pipeline_run):
     ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
     assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
                    "evaluate@gptq_w4a16_business", "evaluate@gguf_q4_k_m_business",
+                   "divergence@gptq_w4a16_business", "divergence@gguf_q4_k_m_business",
                    "bench", "compare", "track", "handoff"}, log
     for artifact in VARIANTS:
         assert (pipeline_run.root / "artifacts" / artifact / "manifest.json").is_file()
@@ -195,6 +197,13 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
         m = json.loads((pipeline_run.root / "results" / name / "metrics.json").read_text())
         assert m["n"] == 40 and "scenario=faq" in m["slices"], name
     assert report["variants"]["fp8_dynamic"]["engine"]["name"] == "transformers"
+    v = report["variants"]
+    assert v["gguf_q4_k_m_business"]["reference"] == "gguf_f16" and v["gptq_w4a16_business"]["reference"] == "baseline"
+    assert report["noise_floor"]["vllm"]["measured"]
+    for name in ("gptq_w4a16_business", "gguf_q4_k_m_business", "fp8_dynamic"):
+        d = v[name]["divergence"]
+        assert d["measured"] and d["overall"]["tokens"] > 0 and "scenario=faq" in d["slices"], name
+        assert v[name]["gate"]["verdict"] in ("pass", "fail", "inconclusive")
     assert set(report["bench"]) == {"baseline", "gguf_q4_k_m_business"}
     index = json.loads((pipeline_run.root / "handoff" / "index.json").read_text())
     assert set(index["bundles"]) | set(index["left_out"]) == set(VARIANTS) - {"baseline"}
@@ -261,6 +270,10 @@ def test_mlflow_holds_one_run_per_variant_and_track_adds_no_duplicates(pipeline_
     gptq = next(r for r in runs if r.data.tags["variant"] == "gptq_w4a16_business")
     assert gptq.info.status == "FINISHED" and "accuracy" in gptq.data.metrics
     assert gptq.data.tags["engine.name"] == "vllm" and gptq.data.params["scheme"] == "w4a16_gptq"
+    m = gptq.data.metrics
+    assert m["divergence/kld_mean"] > 0 and 0 < m["divergence/top1_agreement"] <= 1
+    assert "divergence/slice/scenario/faq/kld_mean" in m and "gate/inconclusive_criteria" in m
+    assert gptq.data.tags["gate.verdict"] in ("pass", "fail", "inconclusive")
     inputs = {d.dataset.name: d.dataset.digest for d in gptq.inputs.dataset_inputs}
     card = json.loads((root / "data" / "calibration" / "business" / "card.json").read_text())
     assert inputs["calibration/business"] == card["content_sha256"][:36]  # MLflow keeps 36

@@ -258,7 +258,10 @@ def test_gguf_preset_and_baseline_dtype_must_match_the_scheme(project):
     project.recipe("gguf_q4_k_m.yaml").write_text("preset: Q5_K_M\nimatrix: {ctx: 512}\n")
     project.recipe("baseline.yaml").write_text("dtype: float16\n")
     problems = project.validate()
-    assert len(problems) == 2, render_problems(problems)
+    # the baseline recipe is shared by the baseline and its re-run: each is named
+    assert len(problems) == 3, render_problems(problems)
+    assert {p.message.split("variant '")[1].split("'")[0] for p in problems
+            if p.file == "recipes/baseline.yaml"} == {"baseline", "baseline_rerun"}
     by_file = {p.file: p for p in problems}
     assert "gguf_q4_k_m_business" in by_file["recipes/gguf_q4_k_m.yaml"].message
     assert by_file["recipes/gguf_q4_k_m.yaml"].fix.startswith("set `preset: Q4_K_M`")

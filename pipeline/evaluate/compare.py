@@ -17,7 +17,7 @@ from typing import Any
 from pipeline.evaluate import detectors
 import numpy as np
 
-from pipeline.evaluate import noninferiority as ni
+from pipeline.evaluate import divergence, noninferiority as ni
 from pipeline.evaluate.stats import latency_test, paired_accuracy, paired_counts
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
@@ -155,6 +155,18 @@ def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cf
             "speed": speed, "memory": m.get("memory")}
 
 
+def divergence_of(results: Path, name: str, evalset_sha256: str) -> dict[str, Any] | None:
+    """The variant's distribution-level signals (divergence@<variant>), or why there are none."""
+    d = divergence.load(results, name)
+    if d is None:
+        return None
+    if d.get("measured") and d.get("evalset_sha256") != evalset_sha256:
+        return {"measured": False, "why": f"made on another evaluation set ({d.get('evalset_sha256')}) "
+                                          f"— fix: `dvc repro divergence@{name}`"}
+    keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256")
+    return {k: d[k] for k in keep if k in d}
+
+
 def references(params, baseline: str, names: list[str], served: dict[str, str]) -> dict[str, str]:
     """The run each variant is judged against: its engine's own unquantized baseline where
     compare.engine_baselines names one (the quantization effect, with the engine held fixed),
@@ -227,6 +239,8 @@ def run(params, root: Path, *, baseline: str | None = None,
             v["against_baseline"] = {"accuracy": total["accuracy"],
                                      "disagreement": total["disagreement"]}
         out["variants"][name] = v
+    for name, v in out["variants"].items():
+        v["divergence"] = divergence_of(results, name, out["evalset_sha256"])
     out["noise_floor"] = noise_floors(params, results, all_loaded, {**refs, baseline: baseline})
     for name, v in out["variants"].items():
         floor = out["noise_floor"].get(served_by.get(name, ""))

@@ -171,6 +171,7 @@ def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg, *, alph
     if t.max_drop_any_slice is not None:
         crit.append(_any_slice(v, t.max_drop_any_slice, alpha))
     crit += _json(v, t, alpha, power, not_applicable)
+    crit += _kld(v, t, not_applicable)
     crit.append(_agreement(v, t, alpha))
     gain = _gain(v, bench, t, reference_role)
     if gain.get("verdict") is None:
@@ -215,6 +216,27 @@ def _json(v: dict[str, Any], t: GateThresholds, alpha: float, power: float | Non
         return []
     return [_ni("json_validity", "critical", "valid JSON answers", j, t.max_drop_json_validity,
                 alpha, power)]
+
+
+def _kld(v: dict[str, Any], t: GateThresholds, not_applicable: list) -> list[dict[str, Any]]:
+    """Mean token KL divergence from the baseline: pass when the upper bound of its bootstrap
+    interval (over items) is at most the profile's limit, fail when the lower bound is above it."""
+    if t.max_kld_mean is None:
+        return []
+    d = v.get("divergence") or {}
+    if not d.get("measured"):
+        not_applicable.append({"criterion": "kld", "why": d.get("why") or "divergence@<variant> "
+                               "was not run for this variant"})
+        return []
+    o = d["overall"]
+    lo, hi = o["kld_item_mean_ci"]
+    limit = t.max_kld_mean
+    verdict = "pass" if hi <= limit else "fail" if lo > limit else "inconclusive"
+    return [{"criterion": "kld", "kind": "critical", "verdict": verdict, "value": o["kld_item_mean"],
+             "ci_low": lo, "ci_high": hi, "threshold": limit, "n": o["items"],
+             "message": f"mean token KL divergence from the baseline {o['kld_item_mean']:.4f} nats "
+                        f"(95% bootstrap CI [{lo:.4f}, {hi:.4f}] over {o['items']} items; top-1 "
+                        f"agreement {o['top1_agreement']:.2%}), limit {limit:g}"}]
 
 
 def _agreement(v: dict[str, Any], t: GateThresholds, alpha: float) -> dict[str, Any]:

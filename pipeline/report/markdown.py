@@ -73,7 +73,8 @@ def render(comparison: dict[str, Any]) -> str:
            "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
-    out += _noise(comparison) + _engines(comparison) + _verdicts(comparison)
+    out += (_noise(comparison) + _engines(comparison) + _divergence(comparison)
+            + _verdicts(comparison))
     out += _calibration(comparison) + _pareto(comparison) + _power(comparison)
     out += ["", "## Plots", "", "![accuracy vs speed](tradeoff.png)", "",
             "![per-slice accuracy change](slices.png)", ""]
@@ -102,6 +103,34 @@ def _calibration(comparison: dict[str, Any]) -> list[str]:
         out.append(f"- `{skipped['pair']}`: not compared — {skipped['reason']}")
     if not effects and not comparison.get("calibration_effect_skipped"):
         out.append("No pair of variants differs only in calibration data.")
+    return out
+
+
+def _divergence(comparison: dict[str, Any]) -> list[str]:
+    rows = [(n, v["divergence"]) for n, v in comparison["variants"].items() if v.get("divergence")]
+    if not rows:
+        return ["", "## Distribution-level signals", "", "Not measured: run `dvc repro` "
+                "(divergence@<variant>) for token KL divergence, top-1 agreement and the reference "
+                "log-likelihood."]
+    out = ["", "## Distribution-level signals against the baseline (teacher-forced, exact)", "",
+           "Along the baseline's own greedy outputs: mean and p99 token KL divergence (nats) and the "
+           "share of positions whose most likely next token is the same; along the gold answers: "
+           "the change in log-likelihood per token (95% paired bootstrap interval). Paired and "
+           "continuous, these see losses far below what pass/fail accuracy can.", "",
+           "| variant | KLD mean | KLD p99 | top-1 agreement | reference log-lik Δ/token [95% CI] "
+           "| highest-KLD slice |",
+           "|---|---|---|---|---|---|"]
+    for name, d in rows:
+        if not d.get("measured"):
+            out.append(f"| {name} | — | — | — | — | not measured: {d.get('why')} |")
+            continue
+        o = d["overall"]
+        worst = max(d["slices"].items(), key=lambda kv: kv[1].get("kld_mean", 0), default=(None, {}))
+        ci = o.get("ref_loglik_delta_ci") or [None, None]
+        out.append(f"| {name} | {o.get('kld_mean', 0):.5f} | {o.get('kld_p99', 0):.4f} | "
+                   f"{o.get('top1_agreement', 1):.2%} | {o.get('ref_loglik_delta', 0):+.4f} "
+                   f"[{ci[0]:+.4f}, {ci[1]:+.4f}] | "
+                   + (f"{worst[0]} ({worst[1].get('kld_mean', 0):.5f})" if worst[0] else "—") + " |")
     return out
 
 

@@ -350,6 +350,19 @@ def _comparison_metrics(c: dict) -> dict[str, float]:
                     "results_changed_share": d.get("results_changed_share")}, "disagreement")
     if c.get("json"):
         out |= numbers({k: c["json"].get(k) for k in ("delta", "ci_low", "ci_high")}, "json_validity_delta")
+    out |= divergence_metrics(c.get("divergence") or {})
+    return out
+
+
+def divergence_metrics(d: dict) -> dict[str, float]:
+    """`divergence/kld_mean`, `…/kld_p99`, `…/top1_agreement`, `…/ref_loglik_delta`, overall and
+    per slice (`divergence/slice/<key>/<value>/…`)."""
+    if not d.get("measured"):
+        return {}
+    keys = ("kld_mean", "kld_p99", "top1_agreement", "ref_loglik_delta")
+    out = numbers({k: d["overall"].get(k) for k in keys}, "divergence")
+    for name, s in (d.get("slices") or {}).items():
+        out |= numbers({k: s.get(k) for k in keys}, metric_name("divergence", "slice", *name.split("=", 1)))
     return out
 
 

@@ -1,0 +1,190 @@
+"""`divergence@<variant>`: distribution-level regression signals against the baseline, per
+sample and per slice — far more sensitive than pass/fail accuracy on a few hundred items.
+
+For every evaluation item, the baseline and the variant read the SAME token ids (teacher
+forcing, no generation):
+
+- along the baseline's own greedy output (its evaluation's outputs, re-tokenized with the base
+  tokenizer): the token-level KL divergence KL(P_baseline ‖ P_variant) at every output position
+  (mean and p99 over tokens), and top-1 agreement (the share of positions where both models'
+  most likely next token is the same);
+- along the gold reference answer: the paired change in log-likelihood per token
+  (variant − baseline), with a paired bootstrap interval per slice (a continuous metric).
+
+Both models run in the transformers reference, on the full vocabulary (exact, no top-k
+approximation), one sequence at a time in float32. Quantized weights are what transformers loads
+from the artifact: compressed-tensors decompressed, GGUF dequantized by gguf-py — so this measures
+the error of the quantized WEIGHTS with the engine held fixed; kernel effects of the serving
+engine (activation quantization in llama.cpp's dot products, say) are not in it. A format that
+transformers cannot load here is recorded as not measured, with why.
+
+    qpipe divergence gguf_q4_k_m_business    # → results/divergence/<variant>/
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import QpipeError
+from pipeline.io import atomic_dirs, write_json
+
+log = logging.getLogger(__name__)
+SCHEMA = "qpipe.divergence/v1"
+# Formats whose quantized weights transformers reproduces exactly: a checkpoint, compressed-
+# tensors (decompressed), GGUF (dequantized by gguf-py). Others are recorded as not measured.
+LOADABLE = ("hf", "compressed-tensors", "gguf")
+
+
+class DivergenceError(QpipeError, RuntimeError):
+    pass
+
+
+def load_reference(artifact: Path):
+    """The artifact's weights in transformers, float32 on the CPU (GGUF: dequantized)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    ggufs = sorted(artifact.glob("*.gguf"))
+    weights = [g for g in ggufs if not g.name.startswith("imatrix")]
+    kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch.float32}
+    if weights:
+        kwargs["gguf_file"] = weights[0].name
+    elif not (artifact / "config.json").is_file():
+        raise DivergenceError(f"{artifact}: neither a checkpoint (config.json) nor a .gguf file")
+    model = AutoModelForCausalLM.from_pretrained(artifact, **kwargs)
+    return model.eval()
+
+
+def _logprobs(model, ids: list[int]):
+    import torch
+
+    with torch.no_grad():
+        out = model(torch.tensor([ids])).logits[0].float()
+    return torch.log_softmax(out, dim=-1)
+
+
+def item_signals(base, variant, prompt: list[int], output: list[int], reference: list[int]) -> dict:
+    """One item: KL and top-1 agreement along the baseline's output, and the change in the gold
+    reference's log-likelihood per token."""
+    out: dict[str, Any] = {"tokens": len(output)}
+    if output:
+        seq = prompt + output
+        lb, lv = _logprobs(base, seq), _logprobs(variant, seq)
+        pos = slice(len(prompt) - 1, len(seq) - 1)  # the positions that predict the output
+        pb, pv = lb[pos], lv[pos]
+        kl = (pb.exp() * (pb - pv)).sum(-1).clamp_min(0.0)
+        out["kl"] = [round(float(x), 7) for x in kl]
+        out["top1_agree"] = int((pb.argmax(-1) == pv.argmax(-1)).sum())
+    if reference:
+        seq = prompt + reference
+        lb, lv = _logprobs(base, seq), _logprobs(variant, seq)
+        pos = np.arange(len(prompt) - 1, len(seq) - 1)
+        tgt = reference
+        ll_b = float(lb[pos, tgt].sum())
+        ll_v = float(lv[pos, tgt].sum())
+        out["ref_tokens"] = len(reference)
+        out["ref_loglik_delta"] = round((ll_v - ll_b) / len(reference), 7)
+    return out
+
+
+def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Signals over a group of items: KL mean and p99 over output tokens (the mean with a paired
+    bootstrap interval over items), top-1 agreement over tokens, and the mean change in the
+    reference's log-likelihood per token with its bootstrap interval."""
+    from pipeline.evaluate.stats import bootstrap_delta
+
+    kls = [k for r in rows for k in r.get("kl", [])]
+    tokens = sum(len(r.get("kl", [])) for r in rows)
+    item_kl = [float(np.mean(r["kl"])) for r in rows if r.get("kl")]
+    ll = [r["ref_loglik_delta"] for r in rows if "ref_loglik_delta" in r]
+    out: dict[str, Any] = {"items": len(rows), "tokens": tokens}
+    if kls:
+        lo, hi = bootstrap_delta(np.zeros(len(item_kl)), item_kl, n=n_boot, seed=seed)
+        out |= {"kld_mean": round(float(np.mean(kls)), 7), "kld_p99": round(float(np.percentile(kls, 99)), 7),
+                "kld_item_mean": round(float(np.mean(item_kl)), 7),
+                "kld_item_mean_ci": [round(lo, 7), round(hi, 7)],
+                "top1_agreement": round(sum(r.get("top1_agree", 0) for r in rows) / tokens, 6)}
+    if ll:
+        lo, hi = bootstrap_delta(np.zeros(len(ll)), ll, n=n_boot, seed=seed)
+        out |= {"ref_loglik_delta": round(float(np.mean(ll)), 7),
+                "ref_loglik_delta_ci": [round(lo, 7), round(hi, 7)]}
+    return out
+
+
+def run(params, root: Path, name: str) -> dict[str, Any]:
+    """results/divergence/<variant>/: samples.jsonl (per item) and metrics.json (overall and per
+    slice)."""
+    from pipeline.artifacts.manifest import require_verified
+    from pipeline.evaluate.harness import load_evalset, render
+    from pipeline.models import load_tokenizer
+
+    baseline = params.baseline
+    dest = root / params.evaluate.out_dir / "divergence"
+    base_records = root / params.evaluate.out_dir / baseline / "samples.jsonl"
+    if not base_records.is_file():
+        raise DivergenceError(f"{base_records} does not exist — the baseline's greedy outputs are "
+                              f"the teacher-forcing path — fix: `dvc repro evaluate@{baseline}`")
+    t0 = time.time()
+    result: dict[str, Any] = {"schema": SCHEMA, "variant": name, "reference": baseline,
+                              "method": "transformers reference, float32, full vocabulary (exact); "
+                                        "quantized weights as transformers loads them"}
+    base_dir, var_dir = root / "artifacts" / baseline, root / "artifacts" / name
+    require_verified(base_dir)  # the bytes measured are the bytes that ship, or nothing
+    manifest = require_verified(var_dir)
+    fmt = params.variants[name].format
+    if fmt not in LOADABLE:
+        result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
+                                             f"without its own library (measured: {', '.join(LOADABLE)})"}
+        return _write(dest, name, result, [])
+    try:
+        base, variant = load_reference(base_dir), load_reference(var_dir)
+    except (OSError, ValueError, RuntimeError, ImportError) as err:
+        result |= {"measured": False, "why": f"transformers cannot load this artifact here: "
+                                             f"{str(err).splitlines()[0][:300]}"}
+        log.warning("divergence %s: not measured (%s)", name, result["why"])
+        return _write(dest, name, result, [])
+    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    evalset = load_evalset(root / params.evaluate.evalset, limit=params.evaluate.limit)
+    outputs = {r["id"]: r["output"] for r in
+               (json.loads(x) for x in base_records.read_text().splitlines() if x)}
+    prompts = render(tokenizer, evalset.items)
+    rows = []
+    for i, (item, prompt) in enumerate(zip(evalset.items, prompts)):
+        if item.id not in outputs:
+            raise DivergenceError(f"{base_records} has no record of {item.id} — re-run "
+                                  f"`dvc repro evaluate@{baseline}`")
+        out_ids = tokenizer.encode(outputs[item.id], add_special_tokens=False)
+        ref_ids = tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else []
+        rows.append({"id": item.id, "slices": item.slices,
+                     **item_signals(base, variant, prompt, out_ids, ref_ids)})
+        if (i + 1) % 250 == 0:
+            log.info("divergence %s: %d/%d items (%.0f s)", name, i + 1, len(prompts), time.time() - t0)
+    result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
+               "evalset_sha256": evalset.sha256, "overall": summarize(rows), "slices": {},
+               "seconds": round(time.time() - t0, 2)}
+    keys = sorted({f"{k}={v}" for r in rows for k, v in r["slices"].items()})
+    for key in keys:
+        k, v = key.split("=", 1)
+        result["slices"][key] = summarize([r for r in rows if r["slices"].get(k) == v])
+    return _write(dest, name, result, rows)
+
+
+def _write(dest: Path, name: str, result: dict, rows: list[dict]) -> dict:
+    dest.mkdir(parents=True, exist_ok=True)
+    with atomic_dirs(dest, [name]) as dirs:
+        write_json(dirs[name] / "metrics.json", result)
+        with (dirs[name] / "samples.jsonl").open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, sort_keys=True) + "\n")
+    return result
+
+
+def load(results: Path, name: str) -> dict[str, Any] | None:
+    path = results / "divergence" / name / "metrics.json"
+    return json.loads(path.read_text()) if path.is_file() else None
