@@ -467,6 +467,14 @@ class EvaluateConfig(_Section):
     lm_eval: LmEvalConfig = Field(default_factory=LmEvalConfig)
 
 
+class DivergenceConfig(_Section):
+    """divergence@<variant>: teacher-forced signals against the baseline, and the
+    long-generation probe (a few prompts generated to the context limit, EOS ignored)."""
+
+    long_prompts: int = Field(2, ge=0)      # 0: no long-generation probe
+    long_max_len: PositiveInt | None = None  # default: the model's context length
+
+
 class BenchConfig(_Section):
     """The offline protocol of seed 002 §4 plus streaming latency, every variant alternately."""
 
@@ -580,6 +588,7 @@ class Params(_Section):
     variants: Annotated[dict[Name, Variant], Field(min_length=1)]
     engines: EnginesConfig = Field(default_factory=EnginesConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    divergence: DivergenceConfig = Field(default_factory=DivergenceConfig)
     bench: BenchConfig = Field(default_factory=BenchConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     gates: GatesConfig = Field(default_factory=GatesConfig)

@@ -164,6 +164,13 @@ def divergence_of(results: Path, name: str, evalset_sha256: str) -> dict[str, An
         return {"measured": False, "why": f"made on another evaluation set ({d.get('evalset_sha256')}) "
                                           f"— fix: `dvc repro divergence@{name}`"}
     keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256")
+    if d.get("long_generation"):
+        base = divergence.load(results, d.get("reference", "")) or {}
+        lg = d["long_generation"]
+        d["long_generation_summary"] = {
+            "prompts": lg.get("prompts"), "max_len": lg.get("max_len"), "variant": lg.get("summary"),
+            "baseline": (base.get("long_generation") or {}).get("summary")}
+        keep += ("long_generation_summary",)
     return {k: d[k] for k in keep if k in d}
 
 

@@ -9,7 +9,10 @@ forcing, no generation):
   (mean and p99 over tokens), and top-1 agreement (the share of positions where both models'
   most likely next token is the same);
 - along the gold reference answer: the paired change in log-likelihood per token
-  (variant − baseline), with a paired bootstrap interval per slice (a continuous metric).
+  (variant − baseline), with a paired bootstrap interval per slice (a continuous metric);
+- the long-generation probe (seed 000 §8.2): a few prompts generated greedily to the model's
+  context limit, EOS ignored, by the baseline and the variant: where each starts looping, the
+  share of repeated 4-grams, and the per-token entropy by quarter of the generation.
 
 Both models run in the transformers reference, on the full vocabulary (exact, no top-k
 approximation), one sequence at a time in float32. Quantized weights are what transformers loads
@@ -93,6 +96,57 @@ def item_signals(base, variant, prompt: list[int], output: list[int], reference:
     return out
 
 
+LONG_WINDOW = 128  # the long-generation probe scans for loops in windows of this many tokens
+
+
+def long_generation(model, prompt: list[int], max_len: int) -> dict[str, Any]:
+    """Seed 000 §8.2's probe: generate greedily to the context limit, ignoring EOS, and measure
+    where it starts looping and how the per-token entropy of the model's distribution evolves —
+    the failure (coherent for a few hundred tokens, then looping) that short answers never show."""
+    import torch
+
+    new = max_len - len(prompt)
+    if new < 2 * LONG_WINDOW:
+        return {"skipped": f"prompt of {len(prompt)} tokens leaves under {2 * LONG_WINDOW} of {max_len}"}
+    with torch.no_grad():
+        ids = torch.tensor([prompt])
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
+                             min_new_tokens=new, do_sample=False, output_scores=True,
+                             return_dict_in_generate=True, pad_token_id=0)
+    tokens = out.sequences[0, len(prompt):].tolist()
+    # EOS is masked to reach the limit; the entropy is that of the remaining distribution
+    ent = [float(-(torch.log_softmax(s[0].float(), -1).exp() * torch.log_softmax(s[0].float(), -1))
+                 .nan_to_num().sum()) for s in out.scores]
+    quarters = [round(float(np.mean(q)), 5) for q in np.array_split(np.asarray(ent), 4)]
+    loop_at = None
+    for start in range(0, len(tokens) - LONG_WINDOW + 1, LONG_WINDOW // 4):
+        w = tokens[start:start + LONG_WINDOW]
+        grams = [tuple(w[i:i + 4]) for i in range(len(w) - 3)]
+        if 1 - len(set(grams)) / len(grams) > 0.5:  # most 4-grams of the window are repeats
+            loop_at = start
+            break
+    grams = [tuple(tokens[i:i + 4]) for i in range(len(tokens) - 3)]
+    return {"tokens": len(tokens), "loop_start": loop_at,
+            "repeated_4gram_share": round(1 - len(set(grams)) / max(len(grams), 1), 4),
+            "entropy_by_quarter": quarters,
+            "entropy_last_over_first": round(quarters[3] / quarters[0], 4) if quarters[0] > 0 else None}
+
+
+def long_probe(model, prompts: list[list[int]], max_len: int) -> dict[str, Any]:
+    """The probe on these prompts, with a summary; compare puts a variant's beside the
+    baseline's own (divergence@<baseline>)."""
+    runs = [long_generation(model, p, max_len) for p in prompts]
+    out: dict[str, Any] = {"prompts": len(prompts), "max_len": max_len, "runs": runs}
+    done = [r for r in runs if "tokens" in r]
+    if done:
+        ratios = [r["entropy_last_over_first"] for r in done if r["entropy_last_over_first"]]
+        out["summary"] = {
+            "looping": sum(r["loop_start"] is not None for r in done),
+            "repeated_4gram_share": round(float(np.mean([r["repeated_4gram_share"] for r in done])), 4),
+            "entropy_last_over_first": round(float(np.mean(ratios)), 4) if ratios else None}
+    return out
+
+
 def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Signals over a group of items: KL mean and p99 over output tokens (the mean with a paired
     bootstrap interval over items), top-1 agreement over tokens, and the mean change in the
@@ -165,8 +219,13 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
                      **item_signals(base, variant, prompt, out_ids, ref_ids)})
         if (i + 1) % 250 == 0:
             log.info("divergence %s: %d/%d items (%.0f s)", name, i + 1, len(prompts), time.time() - t0)
+    cfg = params.divergence
+    max_len = cfg.long_max_len or int(getattr(base.config, "max_position_embeddings", 0) or 2048)
+    shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), evalset.items[i].id))
+    probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
     result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
                "evalset_sha256": evalset.sha256, "overall": summarize(rows), "slices": {},
+               "long_generation": long_probe(variant, probe, max_len) if probe else None,
                "seconds": round(time.time() - t0, 2)}
     keys = sorted({f"{k}={v}" for r in rows for k, v in r["slices"].items()})
     for key in keys:

@@ -35,7 +35,7 @@ def noised_copy(src, dest, scale: float, seed: int = 0):
 @pytest.fixture(scope="module")
 def project(served, tmp_path_factory):
     root = served.root
-    params = make_params(served.data, evaluate={"limit": 24})
+    params = make_params(served.data, evaluate={"limit": 24}, divergence={"long_prompts": 0})
     base = root / "artifacts" / "baseline"
     if not base.is_dir():
         served.artifact("baseline")
@@ -71,7 +71,9 @@ def test_more_weight_noise_means_more_divergence(project):
         data = json.loads(json.dumps(project[0].model_dump(mode="json")))
         data["variants"][name] = dict(data["variants"]["baseline"])
         p = make_params(data)
-        o = divergence.run(p, root, name)["overall"]
+        r = divergence.run(p, root, name)
+        assert r["long_generation"] is None  # long_prompts: 0
+        o = r["overall"]
         kld.append(o["kld_mean"])
         top1.append(o["top1_agreement"])
         ll.append(o["ref_loglik_delta"])
@@ -95,3 +97,20 @@ def test_without_the_baseline_outputs_it_says_how_to_make_them(project, tmp_path
     with pytest.raises(DivergenceError, match="dvc repro evaluate@baseline"):
         divergence.run(params, tmp_path, "baseline")
     assert REPO.is_dir()
+
+
+def test_the_long_generation_probe_runs_to_the_context_limit(project):
+    params, root = project
+    from pipeline.models import load_tokenizer
+
+    model = divergence.load_reference(root / "artifacts" / "baseline")
+    tok = load_tokenizer(root / "models" / "demo")
+    prompt = tok.encode("Hello, I have a question about my order.", add_special_tokens=False)
+    r = divergence.long_probe(model, [prompt], 600)
+    (run,) = r["runs"]
+    assert run["tokens"] == 600 - len(prompt) and len(run["entropy_by_quarter"]) == 4
+    assert set(r["summary"]) == {"looping", "repeated_4gram_share", "entropy_last_over_first"}
+    # a tiny model run far past anything it was trained on repeats itself: the probe sees it
+    assert run["repeated_4gram_share"] > 0.1 and run["loop_start"] is not None
+    short = divergence.long_probe(model, [prompt * 40], 600)
+    assert "skipped" in short["runs"][0] and "summary" not in short
