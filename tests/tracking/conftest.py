@@ -165,6 +165,9 @@ def comparison(base: list[dict], per_variant: dict[str, list[dict]]) -> dict:
             "detectors": {"consistency": {"exact_match_rate": 0.75, "char_similarity": 0.93,
                                           "task_agreement": 0.83, "output_length_ratio": 1.01}},
             "speed": {"output_tokens_per_second": 190.0},
+            "divergence": {"measured": True, "overall": {"kld_mean": 0.0123, "kld_p99": 0.2,
+                                                         "top1_agreement": 0.98, "ref_loglik_delta": -0.01},
+                           "slices": {k: {"kld_mean": 0.02, "top1_agreement": 0.97} for k in slices}},
             "gate": {"profile": "general_saas", "passed": passed,
                      "failed": [] if passed else [
                          {"criterion": "accuracy_overall", "value": -0.35, "threshold": -0.03,

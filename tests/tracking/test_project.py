@@ -68,6 +68,8 @@ def test_params_tags_and_metrics_of_a_quantized_variant(evaluated):
     assert "slice/length_bucket/le128/accuracy_delta_ci_low" in m
     assert m["bench/output_tps_ratio"] == 1.12 and m["gate/passed"] == 0.0
     assert m["quantize/wall_seconds"] == 12.5 and m["compression"] > 2
+    assert m["divergence/kld_mean"] == 0.0123 and m["divergence/top1_agreement"] == 0.98
+    assert m["divergence/slice/scenario/faq/kld_mean"] == 0.02
     assert not any("=" in k or "<" in k for k in m)
 
 
