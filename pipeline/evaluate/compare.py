@@ -192,6 +192,9 @@ def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> d
     weights again: its disagreement with the reference is what serving alone changes."""
     out = {}
     for engine, rerun in params.compare.noise_floor.items():
+        if rerun not in loaded and (results / rerun / "metrics.json").is_file():
+            loaded = {**loaded, rerun: load_results(results, rerun)}  # not among --variant
+            check_pairable(loaded[refs.get(rerun, params.baseline)][0], {rerun: loaded[rerun][0]})
         if rerun not in loaded or not loaded[rerun][0].get("served", True):
             out[engine] = {"variant": rerun, "measured": False,
                            "why": f"{rerun} was not evaluated" if rerun not in loaded
