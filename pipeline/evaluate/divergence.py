@@ -204,15 +204,17 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
         log.warning("divergence %s: not measured (%s)", name, result["why"])
         return _write(dest, name, result, [])
     tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
-    evalset = load_evalset(root / params.evaluate.evalset, limit=params.evaluate.limit)
+    evalset = load_evalset(root / params.evaluate.evalset)
     outputs = {r["id"]: r["output"] for r in
                (json.loads(x) for x in base_records.read_text().splitlines() if x)}
-    prompts = render(tokenizer, evalset.items)
+    # The items the baseline was evaluated on (all of them, or its evaluate.limit first ones).
+    items = [i for i in evalset.items if i.id in outputs]
+    if len(items) != len(outputs):
+        raise DivergenceError(f"{base_records} holds items that are not in {params.evaluate.evalset} "
+                              f"— re-run `dvc repro evaluate@{baseline}`")
+    prompts = render(tokenizer, items)
     rows = []
-    for i, (item, prompt) in enumerate(zip(evalset.items, prompts)):
-        if item.id not in outputs:
-            raise DivergenceError(f"{base_records} has no record of {item.id} — re-run "
-                                  f"`dvc repro evaluate@{baseline}`")
+    for i, (item, prompt) in enumerate(zip(items, prompts)):
         out_ids = tokenizer.encode(outputs[item.id], add_special_tokens=False)
         ref_ids = tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else []
         rows.append({"id": item.id, "slices": item.slices,
@@ -221,10 +223,11 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
             log.info("divergence %s: %d/%d items (%.0f s)", name, i + 1, len(prompts), time.time() - t0)
     cfg = params.divergence
     max_len = cfg.long_max_len or int(getattr(base.config, "max_position_embeddings", 0) or 2048)
-    shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), evalset.items[i].id))
+    shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), items[i].id))
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
     result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
-               "evalset_sha256": evalset.sha256, "overall": summarize(rows), "slices": {},
+               "evalset_sha256": evalset.sha256 if len(items) == len(evalset.items)
+               else f"{evalset.sha256}[:{len(items)}]", "overall": summarize(rows), "slices": {},
                "long_generation": long_probe(variant, probe, max_len) if probe else None,
                "seconds": round(time.time() - t0, 2)}
     keys = sorted({f"{k}={v}" for r in rows for k, v in r["slices"].items()})
