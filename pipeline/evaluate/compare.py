@@ -178,8 +178,9 @@ def references(params, baseline: str, names: list[str], served: dict[str, str]) 
     """The run each variant is judged against: its engine's own unquantized baseline where
     compare.engine_baselines names one (the quantization effect, with the engine held fixed),
     else the baseline. An engine baseline itself is judged against the baseline (the engine
-    effect)."""
+    effect). A baseline served by the variant's own engine is engine-matched already."""
     own = dict(params.compare.engine_baselines)
+    own.pop(served.get(baseline, ""), None)  # the baseline's own engine needs no other
     out = {}
     for name in names:
         ref = own.get(served.get(name, ""))
@@ -224,7 +225,7 @@ def run(params, root: Path, *, baseline: str | None = None,
     loaded = {n: load_results(results, n) for n in names}
     check_pairable(base_m, {n: m for n, (m, _) in loaded.items()})
     served_by = {n: m["engine"]["name"] for n, (m, _) in loaded.items() if m.get("served", True)}
-    refs = references(params, baseline, names, served_by)
+    refs = references(params, baseline, names, {**served_by, baseline: base_m["engine"]["name"]})
     for name, ref in sorted(set(refs.items())):
         if ref != baseline and (ref not in loaded or not loaded[ref][0].get("served", True)):
             raise CompareError(f"{name} is to be judged against its engine's baseline {ref!r} "

@@ -19,8 +19,11 @@ any-slice margin, fails the gate too.
 
 Margins come from the seeds: "no worse than baseline −1%" (seed 000 §7.3), the decision tree's
 "can the business tolerate ≥3% loss?" (§8.2), INT4 losses of 1.4–5 points on public sets
-(§6.3); the strictness tiers of §7.5 set the task-agreement floors. A quantized variant must
-also earn its keep: a speed gain (from `bench`, serving engines only) or a size gain.
+(§6.3); the strictness tiers of §7.5 set the task-agreement floors. The mean-KL limits (nats per
+token along the baseline's outputs) are calibrated on the demo model, where Q8_0 / Q5_K_M /
+Q4_K_M / Q2_K measure 4e-6 / 2e-4 / 1e-3 / 1e-2: KL's scale depends on the model's own entropy,
+so recalibrate them (a custom profile) for another model. A quantized variant must also earn its
+keep: a speed gain (from `bench`, serving engines only) or a size gain.
 
     >>> PROFILES["finance_medical"].max_drop_overall
     0.01
@@ -37,18 +40,20 @@ from pipeline.evaluate import noninferiority as ni
 PROFILES: dict[str, GateThresholds] = {
     "compliance_audit": GateThresholds(max_drop_overall=0.005, max_drop_slice=0.01,
                                        max_drop_any_slice=0.02, max_drop_json_validity=0.005,
-                                       min_task_agreement=0.995, min_speedup=1.05,
-                                       min_compression=1.5),
+                                       min_task_agreement=0.995, max_kld_mean=0.0005,
+                                       min_speedup=1.05, min_compression=1.5),
     "finance_medical": GateThresholds(max_drop_overall=0.01, max_drop_slice=0.02,
                                       max_drop_any_slice=0.03, max_drop_json_validity=0.01,
-                                      min_task_agreement=0.98, min_speedup=1.05,
-                                      min_compression=1.5),
+                                      min_task_agreement=0.98, max_kld_mean=0.001,
+                                      min_speedup=1.05, min_compression=1.5),
     "general_saas": GateThresholds(max_drop_overall=0.03, max_drop_slice=0.05,
                                    max_drop_any_slice=0.05, max_drop_json_validity=0.03,
-                                   min_task_agreement=0.95, min_speedup=1.05, min_compression=1.5),
+                                   min_task_agreement=0.95, max_kld_mean=0.005,
+                                   min_speedup=1.05, min_compression=1.5),
     "research": GateThresholds(max_drop_overall=0.05, max_drop_slice=0.10,
                                max_drop_any_slice=0.10, max_drop_json_validity=0.05,
-                               min_task_agreement=0.90, min_speedup=None, min_compression=None),
+                               min_task_agreement=0.90, max_kld_mean=0.02,
+                               min_speedup=None, min_compression=None),
 }
 
 

@@ -93,8 +93,8 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
     gate = v["gate"]
     if not gate["passed"] and not override:
         failed = "\n  - ".join(f["message"] for f in [*gate["failed"], *gate.get("inconclusive", [])])
-        what = "failed" if gate["failed"] else "did not pass (inconclusive)"
-        raise ApprovalError(f"{variant} {what} its gates (profile {gate['profile']}):\n  - {failed}\n"
+        what = "failed its gates" if gate["failed"] else "did not pass its gates (inconclusive)"
+        raise ApprovalError(f"{variant} {what} (profile {gate['profile']}):\n  - {failed}\n"
                             "fix: choose a variant that passed, or approve with `--override --reason "
                             "\"…\"` (recorded as an override)")
     if override and not reason:

@@ -119,7 +119,8 @@ def test_report_verdicts_plan_and_reference_runs(project):
     assert q2["verdict"] == "fail" and "any_slice" in [f["criterion"] for f in q2["failed"]]
     rerun = v["baseline_rerun"]
     assert rerun["reference_role"].startswith("the vllm noise floor")
-    assert rerun["gate"]["verdict"] == "pass" and rerun["gate"]["not_applicable"][0]["criterion"] == "gain"
+    assert rerun["gate"]["verdict"] == "pass"
+    assert "gain" in [x["criterion"] for x in rerun["gate"]["not_applicable"]]
     md = (root / "reports" / "comparison.md").read_text()
     for text in ("## Verdicts", "## Noise floor", "## Engine effect and quantization effect",
                  "qpipe plan", "PASS `accuracy_overall`", "FAIL `any_slice`"):
