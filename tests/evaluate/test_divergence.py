@@ -35,11 +35,13 @@ def noised_copy(src, dest, scale: float, seed: int = 0):
 @pytest.fixture(scope="module")
 def project(served, tmp_path_factory):
     root = served.root
-    params = make_params(served.data, evaluate={"limit": 24}, divergence={"long_prompts": 0})
+    # Its own results folder: the served project's results/ belong to the other tests.
+    params = make_params(served.data, evaluate={"limit": 24, "out_dir": "results-divergence"},
+                         divergence={"long_prompts": 0})
     base = root / "artifacts" / "baseline"
     if not base.is_dir():
         served.artifact("baseline")
-    results = root / "results" / "baseline"
+    results = root / "results-divergence" / "baseline"
     results.mkdir(parents=True, exist_ok=True)
     items = [json.loads(x) for x in (root / "data" / "evalset" / "evalset.jsonl").read_text().splitlines()[:24]]
     # the teacher-forcing path: any fixed text per item (here the gold answer, reworded)
@@ -56,7 +58,7 @@ def test_the_same_weights_diverge_by_nothing(project):
     assert o["kld_mean"] == pytest.approx(0.0, abs=1e-6) and o["top1_agreement"] == 1.0
     assert o["ref_loglik_delta"] == pytest.approx(0.0, abs=1e-6)
     assert set(r["slices"]) >= {"scenario=tool_call"}
-    rows = (root / "results" / "divergence" / "baseline" / "samples.jsonl").read_text().splitlines()
+    rows = (root / "results-divergence" / "divergence" / "baseline" / "samples.jsonl").read_text().splitlines()
     assert len(rows) == 24 and "kl" in json.loads(rows[0])
 
 
