@@ -70,8 +70,7 @@ def check_compare_view(page, url: str, shot: Path) -> None:
     page.get_by_text("Comparing 6 Runs").wait_for()
     for name in VARIANTS:
         page.get_by_text(name, exact=True).first.wait_for()
-    for metric in ("accuracy", "accuracy_delta", "accuracy_delta_ci_low", "compression",
-                   "divergence/kld_mean", "divergence/top1_agreement"):
+    for metric in ("accuracy", "accuracy_delta", "accuracy_delta_ci_low", "compression"):
         page.get_by_text(metric, exact=True).first.wait_for()
     # Names and values sit in two virtualised grids side by side; the values are these numbers
     # only there: baseline 10/12, GPTQ 9/12 and its delta.
