@@ -149,11 +149,13 @@ def main() -> None:
     a = ap.parse_args()
     params = load_params(a.params)
     records = [json.loads(x) for x in a.records.read_text().splitlines() if x]
+    shown = a.records.resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown  # no host paths in records
     crit = list(params.gates.critical_slices)
     slice_for_drop = crit[0] if crit else "scenario=tool_call"
     other_slice = "scenario=faq" if slice_for_drop != "scenario=faq" else "scenario=ticket"
     t0 = time.time()
-    print(f"baseline records: {len(records)} from {a.records}; accuracy "
+    print(f"baseline records: {len(records)} from {shown}; accuracy "
           f"{np.mean([r['score'] for r in records]):.3f}; critical slices {', '.join(crit)}; "
           f"{a.reps} simulated variants per scenario; α={params.compare.alpha}")
     supported = {}
@@ -184,7 +186,7 @@ def main() -> None:
             rows.append(row)
     print(f"\n{len(rows)} scenarios × {a.reps} variants in {time.time() - t0:.0f} s")
     if a.json:
-        a.json.write_text(json.dumps({"records": str(a.records), "n": len(records), "reps": a.reps,
+        a.json.write_text(json.dumps({"records": str(shown), "n": len(records), "reps": a.reps,
                                       "seed": a.seed, "supported_by_plan": supported,
                                       "rows": rows}, indent=2))
 
