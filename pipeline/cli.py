@@ -32,6 +32,9 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=console, show_path=False)])
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    # Every command: SIGTERM takes the Ctrl-C path, so engines, workers, staging folders and temp
+    # files are cleaned up by the same `finally` blocks as an interrupt.
+    _terminate_as_interrupt()
 
 
 def _params(path: Path, *, check_files: bool = True):
@@ -205,15 +208,28 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
 
 @app.command()
 def verify(path: Path = typer.Argument(..., help="An artifact or handoff directory.")) -> None:
-    """Check every file against manifest.json / SHA256SUMS; name each mismatch."""
-    from pipeline.artifacts.manifest import verify as verify_dir
+    """Check every file against manifest.json / SHA256SUMS; name each mismatch. A handoff bundle
+    is checked whole: its files, its model's own manifest, and its chain of custody (artifact →
+    evaluation → comparison → gates). Symlinks, special files and paths that leave the folder
+    are refused."""
+    import json as _json
 
-    problems = verify_dir(path)
+    from pipeline.artifacts.bundle import SCHEMA as BUNDLE
+    from pipeline.artifacts.manifest import verify as verify_dir
+    from pipeline.report.custody import verify_bundle
+
+    try:
+        is_bundle = _json.loads((path / "manifest.json").read_text()).get("schema") == BUNDLE
+    except (OSError, ValueError, AttributeError):
+        is_bundle = False
+    problems = verify_bundle(path) if is_bundle else verify_dir(path)
     if problems:
         for p in problems:  # paths printed as they are (no markup: `[x]` is a legal file name)
             console.print(f"MISMATCH {path}/{p}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1)
-    console.print(f"{path}: every file matches its manifest", markup=False, highlight=False)
+    console.print(f"{path}: every file matches its manifest"
+                  + (", and its chain of custody holds" if is_bundle else ""),
+                  markup=False, highlight=False)
 
 
 def _variant(p, variant: str) -> None:
@@ -505,7 +521,21 @@ def ui(params: Path = ParamsOpt, port: int = typer.Option(5000, help="Port on 12
     p = _params(params, check_files=False)
     cmd = ui_command(p, params.resolve().parent, port)
     console.print(f"MLflow UI: http://127.0.0.1:{port}  (Ctrl-C stops it)", markup=False)
-    raise typer.Exit(subprocess.call(cmd, cwd=params.resolve().parent))
+    from pipeline.engines.base import _group_gone, _session_dying_with_parent, _signal_group
+    import signal as _signal
+    import time as _time
+
+    # Its own process group, dying with us: stopping `qpipe ui` stops the server's workers too,
+    # so none is left holding the port.
+    proc = subprocess.Popen(cmd, cwd=params.resolve().parent, preexec_fn=_session_dying_with_parent)
+    try:
+        code = proc.wait()
+    finally:
+        _signal_group(proc.pid, _signal.SIGTERM)
+        if not _group_gone(proc.pid, deadline=_time.monotonic() + 10):
+            _signal_group(proc.pid, _signal.SIGKILL)
+        proc.wait()
+    raise typer.Exit(code)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -605,9 +605,10 @@ class Params(_Section):
         engine = self.engine_for(name)
         section = getattr(self.engines, engine, None)
         base = section.model_dump() if section is not None else {}
-        if engine == "transformers":
-            base["trust_remote_code"] = self.model.trust_remote_code
-        return base | dict(self.variants[name].engine_options)
+        merged = base | dict(self.variants[name].engine_options)
+        if engine == "transformers":  # one switch: model.trust_remote_code, never an option
+            merged["trust_remote_code"] = self.model.trust_remote_code
+        return merged
 
     @property
     def baseline(self) -> str:
@@ -672,7 +673,72 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
                                f"({_mapping(variants[name]).get('scheme')}), not an unquantized baseline",
                                "name a variant of the unquantized model in that engine's format "
                                "(bf16 / fp16; gguf_f16 for llama.cpp)"))
+    issues += _handoff_dir_issues(data)
+    issues += _remote_code_issues(data)
     return issues
+
+
+_REMOTE_FLAGS = ("--trust-remote-code", "--trust_remote_code")
+
+
+def _remote_code_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """Remote code runs only behind `model.trust_remote_code`: no engine option or engine flag
+    turns it on by another route."""
+    if _mapping(data.get("model")).get("trust_remote_code") is True:
+        return []
+    fix = ("remove it; to run a model's own Python code, set `model.trust_remote_code: true` "
+           "(the one switch, recorded in every manifest)")
+    out: list[Issue] = []
+    places: list[tuple[tuple, Mapping[str, Any]]] = [
+        (("engines", k), _mapping(v)) for k, v in _mapping(data.get("engines")).items()]
+    places += [(("variants", k, "engine_options"), _mapping(_mapping(v).get("engine_options")))
+               for k, v in _mapping(data.get("variants")).items()]
+    for loc, section in places:
+        for key, value in section.items():
+            if key.replace("-", "_") == "trust_remote_code" and value:
+                out.append(((*loc, key), "remote code is off (model.trust_remote_code: false)", fix))
+        args = section.get("extra_args")
+        for i, a in enumerate(args if isinstance(args, list) else []):
+            if str(a).split("=", 1)[0] in _REMOTE_FLAGS:
+                out.append(((*loc, "extra_args", i), f"'{a}': remote code is off "
+                            "(model.trust_remote_code: false)", fix))
+    return out
+
+
+# Folders of the project that the handoff stage must never write into or delete from.
+_PROJECT_DIRS = ("artifacts", "approvals", "logs", "models", "data", "calibration", "recipes",
+                 "pipeline", "tests", "scripts", "mlruns", ".dvc", ".git")
+
+
+def _handoff_dir_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """handoff.out_dir deletes stale bundles: it must be a folder of its own, inside the project,
+    never the project itself nor any input or output of another stage."""
+    raw = _mapping(data.get("handoff")).get("out_dir", "handoff")
+    loc, fix = ("handoff", "out_dir"), "use a folder of its own inside the project, e.g. `handoff`"
+    text = str(raw)
+    parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
+    if text.startswith(("/", "~")) or ".." in parts or not parts:
+        return [(loc, f"handoff.out_dir '{text}' is not a folder of its own inside the project (absolute, "
+                      "`..`, or the project root)", fix)]
+    mine = tuple(parts)
+    others: list[tuple[str, tuple[str, ...]]] = [(d, (d,)) for d in _PROJECT_DIRS]
+
+    def collect(node: Any, where: tuple[str, ...]) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k in ("out_dir", "path", "evalset", "general_corpus", "recipe") and \
+                        isinstance(v, (str, Path)) and where[:1] != ("handoff",):
+                    others.append((".".join((*where, str(k))), tuple(
+                        p for p in str(v).split("/") if p not in ("", "."))))
+                else:
+                    collect(v, (*where, str(k)))
+
+    collect(data, ())
+    for what, other in others:
+        if other and (mine[:len(other)] == other or other[:len(mine)] == mine):
+            return [(loc, f"handoff.out_dir '{text}' overlaps {what} ('{'/'.join(other)}'): stale bundles are "
+                          "deleted from handoff.out_dir", fix)]
+    return []
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

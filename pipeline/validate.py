@@ -73,8 +73,31 @@ def validate_project(params_path: Path, *, root: Path | None = None) -> list[Pro
     problems += [p for r in recipes.values() for p in r.problems]
     problems += _check_model_shapes(doc, root, recipes)
     problems += _check_presets(doc, root)
+    problems += _check_lm_eval_code(doc, root)
     logger.debug("validated %s: %d problems", params_path, len(problems))
     return problems
+
+
+# ── remote code in lm-eval task files ────────────────────────────────────────────────────
+
+
+def _check_lm_eval_code(doc: YamlDoc, root: Path) -> list[Problem]:
+    """lm-eval task folders can import Python (`!function` in a task YAML, `.py` files beside
+    it): that is remote code, run only with `model.trust_remote_code: true`."""
+    if _get(doc.data, ("model", "trust_remote_code")) is True:
+        return []
+    rel = _get(doc.data, ("evaluate", "lm_eval", "include_path"))
+    if not isinstance(rel, str) or not (root / rel).is_dir():
+        return []
+    found = [p for p in sorted((root / rel).rglob("*")) if p.is_file() and (
+        p.suffix == ".py" or (p.suffix in (".yaml", ".yml")
+                              and "!function" in p.read_text(errors="replace")))]
+    return [Problem(file=str(doc.file), line=doc.line(("evaluate", "lm_eval", "include_path")),
+                    key="evaluate.lm_eval.include_path",
+                    message=f"{p.relative_to(root)} runs Python (lm-eval `!function` or a module): "
+                            "remote code is off (model.trust_remote_code: false)",
+                    fix="remove the Python from the task folder, or set `model.trust_remote_code: "
+                        "true` (the one switch)") for p in found]
 
 
 # ── GGUF presets and the baseline's recipe ───────────────────────────────────────────────

@@ -7,7 +7,9 @@ with `sha256sum -c SHA256SUMS` (or `qpipe verify handoff/<variant>`).
       comparison.md       the comparison report it was approved on (+ its plots)
       calibration_card.md, calibration_card.json   the calibration set's card
       evaluation.json     its metrics and its entry of comparison.json
-      manifest.json, SHA256SUMS   over every file above
+      metrics.json        the evaluation's results file, verbatim (its hash is in the chain)
+      manifest.json, SHA256SUMS   over every file above, with the chain of custody
+                          (artifact → evaluation → comparison → gates): `qpipe verify` checks it
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts.manifest import build_manifest, require_verified
-from pipeline.io import atomic_dirs, write_json
+from pipeline.errors import QpipeError
+from pipeline.io import atomic_dirs, file_sha256, write_json
 
 SCHEMA = "qpipe.handoff/v1"
 
@@ -110,11 +113,18 @@ def _calibration_summary(card: dict) -> str:
     return ("; " + "; ".join(parts) + " (calibration_card.md)") if parts else ""
 
 
+class BundleError(QpipeError, RuntimeError):
+    pass
+
+
 def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
-          *, tarball: bool = False) -> dict[str, Any]:
-    """Write handoff/<variant>/ atomically from the verified artifact; returns its manifest."""
+          *, chain: dict[str, Any], tarball: bool = False) -> dict[str, Any]:
+    """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
+    custody names (pipeline.report.custody.check); returns its manifest."""
     art = root / "artifacts" / variant
     manifest = require_verified(art)  # a bundle is never made from files that do not verify
+    if manifest["content_sha256"] != chain["artifact_sha256"]:
+        raise BundleError(f"{art} changed since its chain of custody was checked — nothing written")
     entry = comparison["variants"][variant]
     results = root / params.evaluate.out_dir / variant
     metrics = json.loads((results / "metrics.json").read_text())
@@ -126,7 +136,15 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
     engine = params.engine_for(variant)
     with atomic_dirs(dest_parent, [variant]) as dirs:
         out = dirs[variant]
-        shutil.copytree(art, out / "model")
+        # Links are copied as links (never followed), so the copy's verification refuses them;
+        # the copy itself must hash to the evaluated artifact.
+        shutil.copytree(art, out / "model", symlinks=True)
+        if require_verified(out / "model")["content_sha256"] != chain["artifact_sha256"]:
+            raise BundleError(f"{art} changed while it was copied into the bundle — nothing written")
+        shutil.copy2(results / "metrics.json", out / "metrics.json")  # verbatim: its hash is in the chain
+        if file_sha256(out / "metrics.json") != chain["evaluation"]["metrics_sha256"]:
+            raise BundleError(f"{results / 'metrics.json'} is not the one the comparison read — "
+                              "nothing written; fix: `dvc repro compare`")
         reports = root / params.compare.out_dir
         # the report with the plots it shows
         for name in ("comparison.md", "tradeoff.png", "slices.png"):
@@ -146,7 +164,7 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
             "base_model": manifest["base_model"], "scheme": manifest["scheme"],
             "calibration_sha256": (manifest.get("calibration") or {}).get("content_sha256"),
             "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
-            "engine": engine, "serve": serve})
+            "engine": engine, "serve": serve, "chain": chain})
     if tarball:
         with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
             tar.add(dest_parent / variant, arcname=variant)

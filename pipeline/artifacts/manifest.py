@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pipeline.io import file_sha256
 from pipeline.errors import QpipeError
@@ -25,8 +27,41 @@ SCHEMA = "qpipe.artifact/v1"
 _SELF = {MANIFEST, SUMS}
 
 
+def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Regular files under ``root`` (links never followed), and every entry that is not a plain
+    file or folder — a symlink, a socket, a device — with what it is."""
+    files, odd = [], []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        for name in [*dirnames, *filenames]:
+            p = here / name
+            mode = p.lstat().st_mode
+            rel = p.relative_to(root).as_posix()
+            if stat.S_ISLNK(mode):
+                odd.append((rel, f"symlink (to {os.readlink(p)!r}): links are not allowed in an "
+                                 "artifact or bundle"))
+            elif stat.S_ISREG(mode):
+                if rel not in _SELF:
+                    files.append(p)
+            elif not stat.S_ISDIR(mode):
+                odd.append((rel, "special file (not a regular file or folder)"))
+        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
+    return sorted(files), sorted(odd)
+
+
 def _files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.relative_to(root).as_posix() not in _SELF)
+    files, odd = _walk(root)
+    if odd:
+        raise UnsafeFileError(root, odd)
+    return files
+
+
+def safe_relpath(path: str) -> bool:
+    """A manifest path that stays inside its folder: relative, POSIX, no `..`, no empty parts."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path:
+        return False
+    pp = PurePosixPath(path)
+    return not pp.is_absolute() and all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def file_table(root: Path) -> list[dict]:
@@ -77,6 +112,13 @@ class Mismatch:
         return f"{self.path}: {self.problem}"
 
 
+class UnsafeFileError(QpipeError, ValueError):
+    def __init__(self, root: Path, odd: list[tuple[str, str]]):
+        self.entries = odd
+        super().__init__(f"{root}: " + "; ".join(f"{p}: {why}" for p, why in odd)
+                         + " — fix: replace each with a regular file (copy what a link points at)")
+
+
 class VerificationError(QpipeError, RuntimeError):
     def __init__(self, root: Path, mismatches: list[Mismatch]):
         self.mismatches = mismatches
@@ -91,19 +133,33 @@ def verify(root: Path) -> list[Mismatch]:
     mpath = root / MANIFEST
     if not mpath.is_file():
         return [Mismatch(str(root), "no manifest")]
-    manifest = json.loads(mpath.read_text())
-    listed = {f["path"]: f for f in manifest["files"]}
-    out = []
+    if mpath.is_symlink():
+        return [Mismatch(MANIFEST, "symlink: links are not allowed in an artifact or bundle")]
+    try:
+        manifest = json.loads(mpath.read_text())
+        listed = {f["path"]: f for f in manifest["files"]}
+    except (ValueError, KeyError, TypeError) as err:
+        return [Mismatch(MANIFEST, f"unreadable ({err!r})")]
+    out = [Mismatch(str(path), "unsafe path (absolute, `..` or empty part): refused")
+           for path in sorted(map(str, listed)) if not safe_relpath(path)]
+    if out:
+        return out
+    files, odd = _walk(root)
+    out += [Mismatch(p, why) for p, why in odd]
     for path, f in sorted(listed.items()):
         p = root / path
+        if p.is_symlink() or any(q.is_symlink() for q in p.parents if root in q.parents):
+            continue  # reported above; never read through a link
         if not p.is_file():
             out.append(Mismatch(path, "missing"))
         elif p.stat().st_size != f["size"]:
             out.append(Mismatch(path, f"size {p.stat().st_size} != {f['size']}"))
         elif file_sha256(p) != f["sha256"]:
             out.append(Mismatch(path, "modified (sha256 differs)"))
-    present = {p.relative_to(root).as_posix() for p in _files(root)}
+    present = {p.relative_to(root).as_posix() for p in files}
     out += [Mismatch(p, "extra (not in the manifest)") for p in sorted(present - set(listed))]
+    if manifest.get("content_sha256") != tree_sha256(manifest["files"]):
+        out.append(Mismatch(MANIFEST, "content_sha256 is not the hash of the files it lists"))
     sums = root / SUMS
     if sums.is_file():
         expected = "".join(f"{f['sha256']}  {f['path']}\n" for f in manifest["files"])

@@ -49,8 +49,13 @@ _TOKENIZE_BATCH = 256  # texts per tokenizer call
 def _render(rows: list[dict], tokenizer, cs) -> list[tuple[str, list[int], str]]:
     """(text, token ids, status) per row: the chat template applied (a general-corpus row is its
     text), tokenized, and past max_seq_len ``dropped`` or ``truncated`` (ids cut, text not yet)."""
-    texts = [tokenizer.apply_chat_template(row["messages"], tokenize=False) if "messages" in row
-             else row["text"] for row in rows]
+    from pipeline.models import escape_messages, escape_specials, special_strings
+
+    # Customer text stays text (the split escapes its pools; the general corpus is escaped here).
+    specials = special_strings(tokenizer)
+    texts = [tokenizer.apply_chat_template(escape_messages(row["messages"], specials)[0],
+                                           tokenize=False) if "messages" in row
+             else escape_specials(row["text"], specials)[0] for row in rows]
     out = []
     for text, ids in zip(texts, tokenizer(texts, add_special_tokens=False)["input_ids"]):
         status = "ok"

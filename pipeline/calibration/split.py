@@ -32,6 +32,9 @@ from pipeline.calibration.ingest import Ingestor, Reject, discover_files
 from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
+from pipeline.models import escape_messages, special_strings
+
+SPECIALS_KEY = "\x00special_tokens_escaped"  # counted beside the PII counts, reported apart
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +114,8 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     inline = evalpool is not None
     job = _Job(pii_cfg, dd.near_threshold, dd.num_perm,
                _Assigner(params.split, {}) if inline else None,
-               tokenizer if inline else None, tuple(params.calibration.length_buckets))
+               tokenizer if inline else None, tuple(params.calibration.length_buckets),
+               special_strings(tokenizer))
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
 
@@ -140,6 +144,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
                         "rejected_by_reason": dict(sorted(stats.rejected_by_reason.items())),
                         "blank_lines": stats.blank_lines,
                         "per_file": {f: s.model_dump() for f, s in sorted(stats.per_file.items())}}
+    report["special_tokens_escaped"] = pii_counts.pop(SPECIALS_KEY, 0)
     report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}
     report["sources"] = {name: file_sha256(path) for path, name in files}
     return kept_path, keys_path, first_seen
@@ -154,6 +159,7 @@ class _Job(NamedTuple):
     assign: _Assigner | None  # set when the workers decide pools (split by conversation id)
     tokenizer: object  # builds evaluation items when assign is set
     edges: tuple[int, ...]
+    specials: tuple[str, ...] = ()  # the tokenizer's special-token strings, escaped in content
 
 
 _SCRUBBER: Scrubber | None = None
@@ -178,6 +184,10 @@ def _scrub_one(rec_json: str) -> tuple[dict, _Scrubbed]:
     # scrubbing replaces text inside strings only, so the record stays valid.
     data = json.loads(rec_json)
     counts = _SCRUBBER.scrub_data(data) if _SCRUBBER is not None else {}
+    if _JOB.specials:  # customer text stays text: no turn markers smuggled in a message
+        data["messages"], escaped = escape_messages(data["messages"], _JOB.specials)
+        if escaped:
+            counts = {**counts, SPECIALS_KEY: escaped}
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
     line = jsonl_line(data)
     if _JOB.assign is None or _JOB.assign(data["conversation_id"]) != "eval":

@@ -12,6 +12,7 @@ kernel it actually chose, parsed from its own log (seed 002: the chosen kernel d
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -55,6 +56,31 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _session_dying_with_parent() -> None:
+    """In the child before exec: a session of its own, and SIGTERM when the parent dies
+    (Linux's PR_SET_PDEATHSIG; elsewhere only the session)."""
+    os.setsid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def listening_pids(port: int) -> set[int] | None:
+    """The processes with a socket listening on 127.0.0.1:`port` (None: this system does not say)."""
+    try:
+        import psutil
+
+        conns = psutil.net_connections(kind="tcp")
+    except Exception:  # noqa: BLE001 — no psutil, or psutil.AccessDenied (macOS without root)
+        return None
+    return {c.pid for c in conns if c.status == "LISTEN" and c.laddr and c.laddr.port == port
+            and c.pid is not None}
 
 
 def tail(path: Path | None, n: int = 40) -> str:
@@ -151,9 +177,16 @@ class ServerEngine(Engine):
     Subclasses give the command line (`command`), the health path and the log parsing."""
 
     health_path: ClassVar[str] = "/health"
+    # The environment variable through which the engine takes its API key (never the command
+    # line: the process list shows that). A started engine gets a fresh random key per run and
+    # every request carries it; None: the engine takes no key.
+    api_key_env: ClassVar[str | None] = None
+    # A path the key guards: answered 200 with the key (and 401 without) by our engine only.
+    auth_path: ClassVar[str] = "/v1/models"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.api_key = secrets.token_urlsafe(32) if self.api_key_env else None
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
         self._client: httpx.Client | None = None
@@ -194,9 +227,12 @@ class ServerEngine(Engine):
             args = [a.replace(str(model_dir), as_name) for a in self.arguments()]
         finally:
             self.port = saved
-        env = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.environment().items())
+        from pipeline.secrets import mask_args
+
+        # Environment settings by name only: their values (tokens, say) are the user's to supply.
+        env = [f'{k}="${{{k}}}"' for k, v in sorted(self.environment().items())
                if os.environ.get(k) != v]
-        return " ".join([*env, shlex.join([*self.portable_program(), *args])])
+        return " ".join([*env, shlex.join([*self.portable_program(), *mask_args(args)])])
 
     def request_extras(self, ignore_eos: bool) -> dict[str, Any]:
         """Engine-specific fields of a completion request."""
@@ -206,20 +242,27 @@ class ServerEngine(Engine):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         try:
+            from pipeline.secrets import mask_args
+
             cmd = self.command()
-            self._log.write("$ " + " ".join(cmd) + "\n")
+            self._log.write("$ " + " ".join(mask_args(cmd)) + "\n")
             self._log.flush()
-            # Its own session: stop() signals the whole process group (vLLM forks workers).
+            env = self.environment()
+            if self.api_key_env:
+                env[self.api_key_env] = self.api_key
+            # Its own session: stop() signals the whole process group (vLLM forks workers); and
+            # it dies with us (parent-death signal), so a killed qpipe leaves no engine behind.
             self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                         env=self.environment(), start_new_session=True)
+                                         env=env, preexec_fn=_session_dying_with_parent)
         except (OSError, QpipeError) as err:
             if isinstance(err, EngineError):
                 raise
             raise EngineError(f"{self.name} is not installed or cannot be started: {err} — fix: "
                               f"the set-up script of this engine (scripts/setup-*.sh), or "
                               f"engines.{self.name} in params") from err
-        self._client = httpx.Client(base_url=self.base_url, timeout=self.settings.get(
-            "request_timeout", 600))
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        self._client = httpx.Client(base_url=self.base_url, headers=headers,
+                                    timeout=self.settings.get("request_timeout", 600))
         self._wait_ready(float(self.settings.get("startup_timeout", 600)))
 
     def _wait_ready(self, timeout: float) -> None:
@@ -228,6 +271,7 @@ class ServerEngine(Engine):
             self.check_alive("while starting")
             try:
                 if self._client.get(self.health_path, timeout=2).status_code == 200:
+                    self._authenticate()
                     return
             except httpx.HTTPError:
                 pass
@@ -235,6 +279,27 @@ class ServerEngine(Engine):
         raise EngineError(f"{self.name} not ready after {timeout:.0f} s "
                           f"(settings engines.{self.name}.startup_timeout); log tail:\n"
                           f"{self.log_tail()}")
+
+    def _authenticate(self) -> None:
+        """The server answering is the one we started: the socket listening on our port belongs
+        to its process group, and it wants our key. Anything else (a process that took the port
+        first) would receive the prompts and could forge the outputs: refuse it."""
+        if self.proc is None:
+            return
+        owner = listening_pids(self.port)
+        ours = set(_group_members(self.proc.pid)) | {self.proc.pid}
+        if owner is not None and not (owner & ours):
+            raise EngineError(f"{self.name}: port {self.port} is held by another process "
+                              f"(pid {', '.join(map(str, sorted(owner))) or 'unknown'}), not the "
+                              f"engine we started (pid {self.proc.pid}); nothing was sent to it — "
+                              "fix: stop that process, then run again")
+        if self.api_key:
+            r = self._client.get(self.auth_path, timeout=5)
+            anonymous = httpx.get(self.base_url + self.auth_path, timeout=5)
+            if r.status_code != 200 or anonymous.status_code not in (401, 403):
+                raise EngineError(f"{self.name}: the server on port {self.port} does not enforce "
+                                  f"this run's API key ({self.auth_path}: {r.status_code} with it, "
+                                  f"{anonymous.status_code} without) — not the engine we started")
 
     def check_alive(self, when: str) -> None:
         if self.proc is not None and self.proc.poll() is not None:

@@ -34,6 +34,7 @@ def gguf_file(artifact: Path) -> Path:
 class LlamaCppEngine(ServerEngine):
     name: ClassVar[str] = "llamacpp"
     formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
+    api_key_env: ClassVar[str | None] = "LLAMA_API_KEY"
 
     def program(self) -> list[str]:
         return [locate().tool("llama-server")]

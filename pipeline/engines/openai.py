@@ -27,13 +27,27 @@ class OpenAIEndpoint(ServerEngine):
         if not self.url:
             raise EngineError("engine 'openai' needs the variant's `url:`")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path.write_text(f"external endpoint {self.url}\n")
-        self._client = httpx.Client(base_url=self.base_url,
+        from pipeline.secrets import mask_text
+
+        self.log_path.write_text(f"external endpoint {mask_text(self.url)}\n")
+        # The key comes from a named environment variable (engine option `api_key_env`), never
+        # from params, the URL or a command line; it is sent as a bearer header only.
+        headers = {}
+        key_env = self.settings.get("api_key_env")
+        if key_env:
+            import os
+
+            if not os.environ.get(str(key_env)):
+                raise EngineError(f"engine 'openai': the environment variable {key_env} (the "
+                                  "variant's api_key_env) is not set — fix: export it")
+            headers["Authorization"] = f"Bearer {os.environ[str(key_env)]}"
+        self._client = httpx.Client(base_url=self.base_url, headers=headers,
                                     timeout=self.settings.get("request_timeout", 600))
         try:
             self._client.get("/v1/models", timeout=10).raise_for_status()
         except httpx.HTTPError as err:
-            raise EngineError(f"endpoint {self.url} does not answer /v1/models: {err!r} — "
+            raise EngineError(f"endpoint {mask_text(self.url)} does not answer /v1/models: "
+                              f"{mask_text(repr(err))} — "
                               "fix: start the server there, or correct the variant's url") from err
 
     def stop(self) -> None:
@@ -52,5 +66,7 @@ class OpenAIEndpoint(ServerEngine):
             version = self._client.get("/version", timeout=5).json().get("version")
         except (httpx.HTTPError, ValueError, AttributeError):
             pass
+        from pipeline.secrets import mask_text
+
         return EngineInfo(self.name, version, self.settings.get("kernel", "unknown (remote)"),
-                          details={"url": self.url})
+                          details={"url": mask_text(self.url or "")})

@@ -40,6 +40,7 @@ def vllm_python(settings: dict[str, Any]) -> str:
 class VllmEngine(ServerEngine):
     name: ClassVar[str] = "vllm"
     formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors", "gptq", "awq", "modelopt"})
+    api_key_env: ClassVar[str | None] = "VLLM_API_KEY"
 
     def program(self) -> list[str]:
         return [vllm_python(self.settings), "-m", "vllm.entrypoints.openai.api_server"]

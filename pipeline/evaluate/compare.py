@@ -212,6 +212,18 @@ def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> d
     return out
 
 
+def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, Any]:
+    """The hashes a later step checks before it approves or ships `name`: its artifact as
+    evaluated, its reference's, and the result files the comparison read."""
+    from pipeline.io import file_sha256
+
+    d = results / name
+    return {"artifact_sha256": m.get("artifact_sha256"),
+            "reference_artifact_sha256": ref_m.get("artifact_sha256"),
+            "metrics_sha256": file_sha256(d / "metrics.json"),
+            "samples_sha256": file_sha256(d / "samples.jsonl")}
+
+
 def run(params, root: Path, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
     cfg = params.compare
@@ -231,7 +243,9 @@ def run(params, root: Path, *, baseline: str | None = None,
             raise CompareError(f"{name} is to be judged against its engine's baseline {ref!r} "
                                f"(compare.engine_baselines), which was not evaluated — fix: "
                                f"`dvc repro evaluate@{ref}`, or remove it from compare.engine_baselines")
-    out = {"schema": SCHEMA, "baseline": baseline, "evalset_sha256": base_m["evalset_sha256"],
+    out = {"schema": SCHEMA, "baseline": baseline, "configured_baseline": params.baseline,
+           "baseline_artifact_sha256": base_m.get("artifact_sha256"),
+           "evalset_sha256": base_m["evalset_sha256"],
            "harness_version": base_m["harness_version"], "alpha": cfg.alpha,
            "min_effect": cfg.min_effect, "interval": "tango score interval (paired proportions)",
            "baseline_metrics": {k: base_m[k] for k in ("accuracy", "n", "engine", "size_bytes")},
@@ -245,6 +259,8 @@ def run(params, root: Path, *, baseline: str | None = None,
             continue
         ref_m, ref_r = all_loaded[refs[name]]
         v = compare_variant(ref_m, ref_r, m, r, cfg, reference=refs[name])
+        # The chain of custody: what was paired, by the hashes of the bytes evaluated.
+        v["custody"] = custody_record(results, name, m, ref_m)
         if refs[name] != baseline:  # the total change against the baseline, beside it
             total = compare_variant(base_m, base_r, m, r, cfg)
             v["against_baseline"] = {"accuracy": total["accuracy"],

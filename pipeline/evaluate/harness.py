@@ -59,27 +59,43 @@ def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
         raise EvalSetError(f"{path}: no evaluation set (card.json + evalset.jsonl) — fix: "
                            "`dvc repro split`")
     card = json.loads(card_path.read_text())
+    raw = data.read_bytes()
+    # The identity recorded with every result is the hash of the bytes read here, not a claim.
+    digest = hashlib.sha256(raw).hexdigest()
+    if card.get("content_sha256") != digest:
+        raise EvalSetError(f"{data}: its SHA256 {digest[:12]}… is not the {card_path.name}'s "
+                           f"{str(card.get('content_sha256'))[:12]}… — the file changed after the split "
+                           "wrote it; fix: `dvc repro split` (or `dvc checkout data`)")
     items = []
-    with data.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                r = json.loads(line)
-                items.append(EvalItem(r["id"], r["conversation_id"], r["messages"],
-                                      r.get("reference") or "", r.get("rubric") or {},
-                                      dict(r.get("slices") or {})))
-            except (ValueError, KeyError) as err:
-                raise EvalSetError(f"{data}:{n}: bad evaluation record ({err!r}) — the split "
-                                   "stage writes this file; rebuild it with `dvc repro split`") from err
+    # split on "\n" only: a record's text may hold U+2028 and the like, which str.splitlines
+    # would treat as line ends
+    for n, line in enumerate(raw.decode("utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+            items.append(EvalItem(r["id"], r["conversation_id"], r["messages"],
+                                  r.get("reference") or "", r.get("rubric") or {},
+                                  dict(r.get("slices") or {})))
+        except (ValueError, KeyError) as err:
+            raise EvalSetError(f"{data}:{n}: bad evaluation record ({err!r}) — the split "
+                               "stage writes this file; rebuild it with `dvc repro split`") from err
     if limit:
         items = items[:limit]
-    sha = card["content_sha256"] if not limit else f"{card['content_sha256']}[:{limit}]"
+    sha = digest if not limit else f"{digest}[:{limit}]"
     return EvalSet(items, sha, path)
 
 
 def render(tokenizer, items: list[EvalItem]) -> list[list[int]]:
-    """Prompt token ids: the conversation up to the answer, through the base chat template."""
-    return [list(tokenizer.apply_chat_template(i.messages, add_generation_prompt=True,
-                                               tokenize=True, return_dict=True)["input_ids"])
+    """Prompt token ids: the conversation up to the answer, through the base chat template.
+    Special-token strings inside message text are escaped (the split does it already; an
+    evaluation set made elsewhere gets the same), so customer text never becomes a turn marker."""
+    from pipeline.models import escape_messages, special_strings
+
+    specials = special_strings(tokenizer)
+    return [list(tokenizer.apply_chat_template(escape_messages(i.messages, specials)[0],
+                                               add_generation_prompt=True, tokenize=True,
+                                               return_dict=True)["input_ids"])
             for i in items]
 
 

@@ -57,10 +57,14 @@ def model_for(engine: Engine, tokenizer_dir: Path, concurrency: int) -> tuple[st
     base = getattr(engine, "base_url", None)
     if not base:
         raise EngineError(f"engine {engine.name} has no HTTP endpoint for lm-eval")
-    return "local-completions", {"base_url": f"{base}/v1/completions",
-                                 "model": engine.served_name(), "tokenizer": str(tokenizer_dir),
-                                 "tokenizer_backend": "huggingface", "tokenized_requests": False,
-                                 "num_concurrent": concurrency, "max_retries": 1}
+    args = {"base_url": f"{base}/v1/completions",
+            "model": engine.served_name(), "tokenizer": str(tokenizer_dir),
+            "tokenizer_backend": "huggingface", "tokenized_requests": False,
+            "num_concurrent": concurrency, "max_retries": 1}
+    key = getattr(engine, "api_key", None)
+    if key:  # the engine's per-run key, in a header (never on a command line or in a record)
+        args["header"] = {"Authorization": f"Bearer {key}"}
+    return "local-completions", args
 
 
 def run(engine: Engine, cfg, evalset: EvalSet, tokenizer, tokenizer_dir: Path, root: Path,

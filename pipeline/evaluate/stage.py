@@ -41,12 +41,16 @@ def open_engine(params, root: Path, name: str, log_path: Path, *,
     """The (unstarted) engine for a variant: verified artifact, settings from params."""
     engine = engine or params.engine_for(name)
     art = artifact or artifact_dir(params, root, name)
-    require_verified(art)  # nothing is served from files that do not match their manifest
+    # Nothing is served from files that do not match their manifest; the hash recorded with the
+    # results is the one recomputed from the bytes served.
+    manifest = require_verified(art)
     settings = params.engine_settings(name) if engine == params.engine_for(name) else \
         getattr(params.engines, engine).model_dump() | dict(params.variants[name].engine_options)
-    return get_engine(engine)(art, settings, log_path=log_path,
-                              tokenizer_dir=root / params.model.path,
-                              url=params.variants[name].url)
+    eng = get_engine(engine)(art, settings, log_path=log_path,
+                             tokenizer_dir=root / params.model.path,
+                             url=params.variants[name].url)
+    eng.verified_manifest = manifest
+    return eng
 
 
 def hardware() -> dict[str, Any]:
@@ -164,7 +168,7 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
         info = eng.info()
         gpu = gpu_memory()
     records = score_records(evalset, prompts, completions, ngram=ev.repetition_ngram)
-    manifest = json.loads((eng.artifact / "manifest.json").read_text())
+    manifest = eng.verified_manifest
     metrics = {"schema": SCHEMA, "variant": name, "served": True, **accuracy(records),
                "detectors": detectors.variant_detectors(records, max_tokens=ev.max_tokens),
                "speed": speed(records, wall, info.serving),

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts import bundle
-from pipeline.artifacts.manifest import require_verified
+from pipeline.report import custody
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 
@@ -20,11 +20,27 @@ class ApprovalError(QpipeError, ValueError):
     pass
 
 
+BUNDLE_SCHEMA = bundle.SCHEMA
+
+
+def _comparison_path(params, root: Path) -> Path:
+    return root / params.compare.out_dir / "comparison.json"
+
+
 def _comparison(params, root: Path) -> dict[str, Any]:
-    path = root / params.compare.out_dir / "comparison.json"
+    path = _comparison_path(params, root)
     if not path.is_file():
         raise ApprovalError(f"{path} does not exist — fix: `dvc repro compare`")
     return json.loads(path.read_text())
+
+
+def _made_here(d: Path) -> bool:
+    """A folder this stage wrote: a bundle (its manifest says so), not anything else in out_dir."""
+    try:
+        return not d.is_symlink() and d.is_dir() and json.loads(
+            (d / "manifest.json").read_text()).get("schema") == BUNDLE_SCHEMA
+    except (OSError, ValueError):
+        return False
 
 
 def run(params, root: Path) -> dict[str, Any]:
@@ -35,6 +51,7 @@ def run(params, root: Path) -> dict[str, Any]:
     dest.mkdir(parents=True, exist_ok=True)
     index: dict[str, Any] = {"gate_profile": comparison.get("gate_profile"), "bundles": {},
                              "left_out": {}}
+    candidates = []
     for name, v in comparison["variants"].items():
         gate = v.get("gate")
         if not v.get("served"):
@@ -44,10 +61,22 @@ def run(params, root: Path) -> dict[str, Any]:
         elif not gate or not gate["passed"]:
             index["left_out"][name] = _why_not(gate)
         else:
-            m = bundle.build(params, root, name, comparison, dest, tarball=params.handoff.tarball)
-            index["bundles"][name] = {"content_sha256": m["content_sha256"], "path": f"{dest.name}/{name}"}
-    for stale in dest.iterdir():  # bundles of variants that no longer pass
-        if stale.is_dir() and stale.name not in index["bundles"] and not stale.name.startswith("."):
+            candidates.append(name)
+    # Every chain is checked before anything is written: one broken link stops the stage.
+    chains, broken = {}, []
+    for name in candidates:
+        chains[name], problems = custody.check(params, root, name, comparison,
+                                               _comparison_path(params, root))
+        broken += [f"{name}: {p}" for p in problems]
+    if broken:
+        raise custody.CustodyError("handoff refused — what is on disk is not what was evaluated:\n  "
+                                   + "\n  ".join(broken) + "\nnothing was written")
+    for name in candidates:
+        m = bundle.build(params, root, name, comparison, dest, chain=chains[name],
+                         tarball=params.handoff.tarball)
+        index["bundles"][name] = {"content_sha256": m["content_sha256"], "path": f"{dest.name}/{name}"}
+    for stale in dest.iterdir():  # bundles of variants that no longer pass — bundles only
+        if stale.name not in index["bundles"] and _made_here(stale):
             shutil.rmtree(stale)
     write_json(dest / "index.json", index)
     return index
@@ -66,16 +95,13 @@ def _why_not(gate: dict[str, Any] | None) -> str:
     return "; ".join(parts) or "gates did not pass"
 
 
-def _stale(bundle_dir: Path, entry: dict, artifact: Path) -> bool:
-    """A bundle made from another comparison or artifact than the one being approved (or none)."""
+def _stale(bundle_dir: Path, entry: dict, chain: dict) -> bool:
+    """A bundle made from another comparison, artifact or chain than the one being approved."""
     path = bundle_dir / "manifest.json"
     if not path.is_file():
         return True
     made = json.loads(path.read_text())
-    art = json.loads((artifact / "manifest.json").read_text()) \
-        if (artifact / "manifest.json").is_file() else {}
-    return made.get("gate") != entry.get("gate") or \
-        made.get("artifact_sha256") != art.get("content_sha256")
+    return made.get("gate") != entry.get("gate") or made.get("chain") != chain
 
 
 def approve(params, root: Path, variant: str, *, by: str, note: str | None = None,
@@ -99,16 +125,26 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
                             "\"…\"` (recorded as an override)")
     if override and not reason:
         raise ApprovalError("--override needs --reason \"why this variant ships despite its gates\"")
+    chain, broken = custody.check(params, root, variant, comparison, _comparison_path(params, root))
+    if broken and not override:
+        raise ApprovalError(f"{variant}: what is on disk is not what was evaluated — nothing was "
+                            "approved:\n  - " + "\n  - ".join(broken) + "\nfix: as each line says; "
+                            "or approve with `--override --reason \"…\"` (recorded as an override)")
     dest = root / params.handoff.out_dir
-    if _stale(dest / variant, v, root / "artifacts" / variant):
-        bundle.build(params, root, variant, comparison, dest, tarball=params.handoff.tarball)
-    manifest = require_verified(dest / variant)  # what is registered is exactly what verifies
+    if _stale(dest / variant, v, chain):
+        bundle.build(params, root, variant, comparison, dest, chain=chain,
+                     tarball=params.handoff.tarball)
+    problems = custody.verify_bundle(dest / variant)  # what is registered is exactly what verifies
+    if problems:
+        raise ApprovalError(f"{dest / variant} does not verify: " + "; ".join(map(str, problems)))
+    manifest = json.loads((dest / variant / "manifest.json").read_text())
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
             "qpipe.gate_passed": str(gate["passed"]).lower(),
             "qpipe.gate_verdict": gate.get("verdict", "pass" if gate["passed"] else "fail"),
             "qpipe.gate_failed": "; ".join(f["criterion"] for f in gate["failed"]),
             "qpipe.gate_inconclusive": "; ".join(f["criterion"] for f in gate.get("inconclusive", [])),
-            "qpipe.override": str(bool(override and not gate["passed"])).lower(),
+            "qpipe.override": str(bool(override and (not gate["passed"] or broken))).lower(),
+            "qpipe.custody_overridden": "; ".join(broken)[:5000],
             "qpipe.override_reason": reason or "",
             "qpipe.bundle_sha256": manifest["content_sha256"],
             "qpipe.artifact_sha256": manifest["artifact_sha256"],
@@ -128,7 +164,8 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
     registered = tracking.register(params, root, variant, dest / variant, tags)
     record = {"variant": variant, "approved_by": by, "note": note,
               "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "override": bool(override and not gate["passed"]), "reason": reason,
+              "override": bool(override and (not gate["passed"] or broken)), "reason": reason,
+              "custody": chain, "custody_overridden": broken,
               "gate": gate, "bundle": f"{dest.name}/{variant}",
               "bundle_sha256": manifest["content_sha256"], "registry": registered}
     approvals = root / "approvals"

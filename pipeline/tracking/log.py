@@ -152,11 +152,49 @@ def _parent_run(params, root: Path, mlflow: MlflowClient, experiment_id: str,
                                        "variants": ",".join(params.variants)},
                metrics=calibration_effect_metrics(execution.comparison))
     for f in execution.reports:
-        mlflow.log_artifact(run_id, str(f), "reports")
+        upload(mlflow, run_id, f, "reports")
     for f in (root / "params.yaml", root / params.bench.out_dir / "bench.json"):
         if f.is_file():
-            mlflow.log_artifact(run_id, str(f))
+            upload(mlflow, run_id, f, None)
     return run_id
+
+
+def upload(mlflow: MlflowClient, run_id: str, path: Path, folder: str | None) -> None:
+    """Log a file as a run artifact — a text file with its secrets masked (pipeline.secrets):
+    URI passwords, secret query values and flags, every engine env value, secret-named keys."""
+    from pipeline import secrets
+
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".jsonl", ".yaml", ".yml", ".log", ".md", ".txt"):
+        mlflow.log_artifact(run_id, str(path), folder)
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if suffix == ".json":
+        try:
+            text = json.dumps(secrets.mask_tree(json.loads(text)), indent=2, ensure_ascii=False,
+                              sort_keys=True) + "\n"
+        except ValueError:
+            text = secrets.mask_text(text)
+    elif suffix == ".jsonl":
+        lines = []
+        for line in text.split("\n"):
+            try:
+                lines.append(json.dumps(secrets.mask_tree(json.loads(line)), ensure_ascii=False,
+                                        sort_keys=True) if line.strip() else line)
+            except ValueError:
+                lines.append(secrets.mask_text(line))
+        text = "\n".join(lines)
+    elif suffix in (".yaml", ".yml"):
+        try:
+            text = secrets.mask_yaml(text)
+        except Exception:  # noqa: BLE001 — not YAML after all: mask it as text
+            text = secrets.mask_text(text)
+    else:
+        text = secrets.mask_text(text)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_text(text, encoding="utf-8")
+        mlflow.log_artifact(run_id, str(copy), folder)
 
 
 def calibration_effect_metrics(comparison: dict) -> dict[str, float]:
@@ -234,11 +272,11 @@ def dataset_input(d: project.Dataset) -> DatasetInput:
 def _log_files(mlflow: MlflowClient, run_id: str, record: VariantRecord) -> None:
     for folder, files in record.files.items():
         for f in files:
-            mlflow.log_artifact(run_id, str(f), folder)
+            upload(mlflow, run_id, f, folder)
     for d in record.datasets:
         card = d.path / "card.json"
         if card.is_file():
-            mlflow.log_artifact(run_id, str(card), f"datasets/{d.context}")
+            upload(mlflow, run_id, card, f"datasets/{d.context}")
     if record.comparison:
         with tempfile.TemporaryDirectory() as tmp:
             entry = Path(tmp) / "comparison.json"

@@ -55,8 +55,10 @@ def is_remote(uri: str) -> bool:
 
 
 def redact(uri: str) -> str:
-    """The URI without a password, for logs and the pending marker."""
-    return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", uri)
+    """The URI without a password or token (userinfo, query string), for logs and markers."""
+    from pipeline.secrets import mask_text
+
+    return mask_text(uri)
 
 
 def artifact_root(root: Path) -> str:

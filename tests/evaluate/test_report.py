@@ -1,5 +1,7 @@
 """Report, gates, handoff and approval on real evaluations (llama-server, the demo model's GGUF
-variants), with Q8_0 as the reference: Q4_K_M passes the research profile, 2-bit Q2_K does not."""
+variants), each judged against the GGUF F16 baseline on llama.cpp (the engine-matched reference),
+the configured bf16 baseline evaluated by the transformers reference: Q4_K_M passes the research
+profile, 2-bit Q2_K does not."""
 
 import hashlib
 import json
@@ -18,19 +20,23 @@ from pipeline.report.handoff import ApprovalError
 from .conftest import make_params
 
 pytestmark = pytest.mark.slow
-Q8, Q4, Q2 = "gguf_q8_0_business", "gguf_q4_k_m_business", "gguf_q2_k_business"
+F16, Q4, Q2 = "gguf_f16", "gguf_q4_k_m_business", "gguf_q2_k_business"
 
 
 @pytest.fixture(scope="module")
 def reported(served):
-    params = make_params(served.data, gates={"profile": "research",
-                                             "critical_slices": ["scenario=tool_call"]})
-    for name in (Q8, Q4, Q2):
+    data = json.loads(json.dumps(served.data))
+    data["variants"]["baseline"]["engine"] = "transformers"  # no vLLM needed for the reference
+    params = make_params(data, gates={"profile": "research",
+                                      "critical_slices": ["scenario=tool_call"]},
+                         compare={"engine_baselines": {"llamacpp": F16}, "noise_floor": {}})
+    for name in ("baseline", F16, Q4, Q2):
         served.artifact(name)
         done = served.root / "results" / name / "metrics.json"
-        if not done.is_file() or not json.loads(done.read_text()).get("served", True):
+        if not done.is_file() or not json.loads(done.read_text()).get("served", True) or \
+                json.loads(done.read_text())["engine"]["name"] != params.engine_for(name):
             stage.run(params, served.root, name)  # (another test may have left a not-served one)
-    comparison = report.run(params, served.root, baseline=Q8, variants=[Q4, Q2])
+    comparison = report.run(params, served.root, variants=[F16, Q4, Q2])
     index = handoff.run(params, served.root)
     return params, comparison, index
 
@@ -86,7 +92,7 @@ def test_approving_a_failing_variant_is_refused_with_its_criteria(reported, serv
     params, _, _ = reported
     with pytest.raises(ApprovalError) as err:
         handoff.approve(params, served.root, Q2, by="qa")
-    # failed, or inconclusive (Q8 as the reference on ~600 items): either way, not approved
+    # failed, or inconclusive (F16 as the reference on ~600 items): either way, not approved
     assert "its gates" in str(err.value) and "scenario=tool_call" in str(err.value)
     with pytest.raises(ApprovalError, match="needs --reason"):
         handoff.approve(params, served.root, Q2, by="qa", override=True)

@@ -1,0 +1,225 @@
+"""Can the distribution-level signals see a 1-point regression that pass/fail accuracy cannot?
+
+A planted regression: Gaussian noise added to every Linear weight of the demo model (embeddings
+and norms untouched), each weight tensor getting noise of `scale` × its own standard deviation,
+one seed per variant. The noise scale is calibrated until the model loses about one point of
+accuracy on the evaluation set; null variants get noise far below that scale (and the scale 0
+variant is the baseline re-served).
+
+Per variant, in one process, with the engine held fixed (transformers, float32, greedy, batched):
+- accuracy on the evaluation set, scored by the project's own scorers, and the paired change
+  against the baseline with its Tango interval (the gate's `overall` criterion);
+- teacher-forced along the baseline's greedy outputs: token KL divergence KL(P_base ‖ P_variant),
+  its per-item mean with the bootstrap interval the `kld` gate criterion reads, top-1 agreement;
+- the paired change in the gold reference's log-likelihood per token, with its bootstrap interval.
+
+"Caught" means the criterion does not pass (fail or inconclusive: both block handoff). The
+mean-KL criterion is judged at each profile's `max_kld_mean`; a null variant must pass it.
+
+    python benchmarks/planted_regression.py --scales 0.02 0.05 0.1 --seeds 1      # calibrate
+    python benchmarks/planted_regression.py --scales 0 0.005 0.08 --seeds 8 --json out.json
+    python benchmarks/planted_regression.py --device cuda ...                     # on a GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def load(device: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = ROOT / "models" / "demo"
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
+    return tok, model.to(device).eval()
+
+
+def perturbed(model, scale: float, seed: int):
+    """A copy of `model` with noise of `scale` × each Linear weight's std added to it."""
+    import copy
+
+    import torch
+
+    out = copy.deepcopy(model)
+    if scale == 0:
+        return out
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    with torch.no_grad():
+        for name, mod in out.named_modules():
+            if isinstance(mod, torch.nn.Linear) and "lm_head" not in name:
+                w = mod.weight
+                noise = torch.randn(w.shape, generator=g).to(w.device)
+                w.add_(noise * w.float().std() * scale)
+    return out
+
+
+def generate(model, tok, prompts: list[list[int]], max_tokens: int, batch: int) -> list[list[int]]:
+    """Greedy outputs, batched with left padding (the same batches for every variant)."""
+    import torch
+
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    out: list[list[int]] = [[] for _ in prompts]
+    dev = next(model.parameters()).device
+    for s in range(0, len(order), batch):
+        idx = order[s:s + batch]
+        width = max(len(prompts[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, i in enumerate(idx):
+            ids[r, width - len(prompts[i]):] = torch.tensor(prompts[i])
+            mask[r, width - len(prompts[i]):] = 1
+        with torch.no_grad():
+            gen = model.generate(ids.to(dev), attention_mask=mask.to(dev), max_new_tokens=max_tokens,
+                                 do_sample=False, pad_token_id=pad)
+        for r, i in enumerate(idx):
+            new = gen[r, width:].tolist()
+            if tok.eos_token_id in new:
+                new = new[:new.index(tok.eos_token_id) + 1]
+            out[i] = new
+    return out
+
+
+def forced(base, variant, seqs: list[tuple[list[int], list[int]]], batch: int):
+    """Per item: token KL along `cont` after `prompt`, top-1 agreement, and both models'
+    log-likelihood of `cont` — teacher-forced, batched with right padding."""
+    import torch
+
+    dev = next(base.parameters()).device
+    rows: list[dict] = [{} for _ in seqs]
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i][0]) + len(seqs[i][1]))
+    for s in range(0, len(order), batch):
+        idx = [i for i in order[s:s + batch] if seqs[i][1]]
+        if not idx:
+            continue
+        full = [seqs[i][0] + seqs[i][1] for i in idx]
+        width = max(map(len, full))
+        ids = torch.zeros((len(idx), width), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, f in enumerate(full):
+            ids[r, :len(f)] = torch.tensor(f)
+            mask[r, :len(f)] = 1
+        with torch.no_grad():
+            lb = torch.log_softmax(base(ids.to(dev), attention_mask=mask.to(dev)).logits.float(), -1)
+            lv = torch.log_softmax(variant(ids.to(dev), attention_mask=mask.to(dev)).logits.float(), -1)
+        for r, i in enumerate(idx):
+            p, c = seqs[i]
+            pos = torch.arange(len(p) - 1, len(p) + len(c) - 1, device=dev)
+            pb, pv = lb[r, pos], lv[r, pos]
+            kl = (pb.exp() * (pb - pv)).sum(-1).clamp_min(0.0)
+            tgt = torch.tensor(c, device=dev)
+            rows[i] = {"kl": kl.cpu().tolist(), "top1_agree": int((pb.argmax(-1) == pv.argmax(-1)).sum()),
+                       "ll_base": float(pb.gather(1, tgt[:, None]).sum()),
+                       "ll_var": float(pv.gather(1, tgt[:, None]).sum()), "tokens": len(c)}
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scales", type=float, nargs="+", default=[0.0, 0.005, 0.08])
+    ap.add_argument("--seeds", type=int, default=4, help="seeds per non-zero scale")
+    ap.add_argument("--limit", type=int, default=None, help="first N evaluation items only")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--max-tokens", type=int, default=None, help="default: params evaluate.max_tokens")
+    ap.add_argument("--evalset", default=str(ROOT / "data" / "evalset"))
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    import torch
+
+    from pipeline.evaluate import noninferiority as ni
+    from pipeline.evaluate.divergence import summarize
+    from pipeline.evaluate.harness import load_evalset, render
+    from pipeline.evaluate.scorers import score
+    from pipeline.report.gates import PROFILES
+
+    torch.manual_seed(0)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    max_tokens = args.max_tokens
+    if max_tokens is None:
+        import yaml
+
+        max_tokens = yaml.safe_load((ROOT / "params.yaml").read_text())["evaluate"]["max_tokens"]
+    tok, base = load(args.device)
+    items = load_evalset(Path(args.evalset), limit=args.limit).items
+    prompts = render(tok, items)
+    refs = [tok.encode(i.reference, add_special_tokens=False) if i.reference else [] for i in items]
+    t0 = time.time()
+
+    def accuracy_of(outputs):
+        return np.array([score(i.rubric, i.reference, tok.decode(o, skip_special_tokens=True)).value >= 1.0
+                         for i, o in zip(items, outputs)], float)
+
+    base_out = generate(base, tok, prompts, max_tokens, args.batch)
+    base_acc = accuracy_of(base_out)
+    print(f"baseline: accuracy {base_acc.mean():.4f} on {len(items)} items ({time.time() - t0:.0f} s, "
+          f"{args.device})", flush=True)
+    results = []
+    for scale in args.scales:
+        for seed in ([0] if scale == 0 else range(1, args.seeds + 1)):
+            t1 = time.time()
+            var = perturbed(base, scale, seed)
+            acc = accuracy_of(generate(var, tok, prompts, max_tokens, args.batch))
+            n, lost, gained = int(len(acc)), int(((base_acc == 1) & (acc == 0)).sum()), \
+                int(((base_acc == 0) & (acc == 1)).sum())
+            lo, hi = ni.tango_interval(lost, gained, n, 0.95)
+            along = forced(base, var, list(zip(prompts, base_out)), args.batch)
+            gold = forced(base, var, list(zip(prompts, refs)), args.batch)
+            rows = [{"kl": a.get("kl", []), "top1_agree": a.get("top1_agree", 0),
+                     **({"ref_loglik_delta": (g["ll_var"] - g["ll_base"]) / g["tokens"]} if g else {})}
+                    for a, g in zip(along, gold)]
+            sig = summarize(rows, n_boot=2000, seed=seed)
+            kld_verdicts = {}
+            for prof, t in PROFILES.items():
+                klo, khi = sig["kld_item_mean_ci"]
+                kld_verdicts[prof] = ("pass" if khi <= t.max_kld_mean else
+                                      "fail" if klo > t.max_kld_mean else "inconclusive")
+            r = {"scale": scale, "seed": seed, "accuracy": round(float(acc.mean()), 5),
+                 "delta": round(float(acc.mean() - base_acc.mean()), 5), "lost": lost, "gained": gained,
+                 "delta_ci": [round(lo, 5), round(hi, 5)], "kld_item_mean": sig["kld_item_mean"],
+                 "kld_item_mean_ci": sig["kld_item_mean_ci"], "top1_agreement": sig["top1_agreement"],
+                 "ref_loglik_delta": sig["ref_loglik_delta"], "ref_loglik_delta_ci": sig["ref_loglik_delta_ci"],
+                 "kld_verdict": kld_verdicts, "seconds": round(time.time() - t1, 1)}
+            results.append(r)
+            print(f"scale {scale:<7g} seed {seed}: Δacc {100 * r['delta']:+.2f} pt "
+                  f"[{100 * lo:+.2f}, {100 * hi:+.2f}] ({lost} lost, {gained} gained) · "
+                  f"KL {r['kld_item_mean']:.2e} [{r['kld_item_mean_ci'][0]:.2e}, "
+                  f"{r['kld_item_mean_ci'][1]:.2e}] · top-1 {r['top1_agreement']:.4f} · "
+                  f"Δref-ll {r['ref_loglik_delta']:+.4f} [{r['ref_loglik_delta_ci'][0]:+.4f}, "
+                  f"{r['ref_loglik_delta_ci'][1]:+.4f}] · KL gate "
+                  f"{'/'.join(v[0].upper() for v in kld_verdicts.values())} ({r['seconds']:.0f} s)",
+                  flush=True)
+    print("\nper scale (KL gate: how often the criterion does NOT pass, i.e. blocks; fails in brackets; "
+          f"profiles {', '.join(PROFILES)}):")
+    for scale in args.scales:
+        rs = [r for r in results if r["scale"] == scale]
+        deltas = [r["delta"] for r in rs]
+        line = f"  scale {scale:<7g} n={len(rs)} mean Δacc {100 * np.mean(deltas):+.2f} pt, " \
+               f"accuracy CI excludes 0: {sum(r['delta_ci'][1] < 0 for r in rs)}/{len(rs)}, " \
+               f"Δref-ll CI below 0: {sum(r['ref_loglik_delta_ci'][1] < 0 for r in rs)}/{len(rs)}; KL blocks"
+        for prof in PROFILES:
+            blocked = sum(r["kld_verdict"][prof] != "pass" for r in rs)
+            failed = sum(r["kld_verdict"][prof] == "fail" for r in rs)
+            line += f" {prof} {blocked}/{len(rs)} ({failed})"
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"baseline_accuracy": float(base_acc.mean()), "n": len(items),
+                                         "max_tokens": max_tokens, "device": args.device,
+                                         "variants": results}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

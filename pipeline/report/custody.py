@@ -1,0 +1,112 @@
+"""The chain of custody: what is approved and shipped is exactly what was evaluated.
+
+    artifact (its files' SHA256, recomputed) ─▶ evaluation (results/<v>/metrics.json records the
+    artifact hash it served; its own hash and samples.jsonl's) ─▶ comparison (comparison.json's
+    custody record for <v>: those hashes, its reference's artifact, the baseline, the evaluation
+    set) ─▶ gates (the verdict in that entry)
+
+`check` recomputes every link from the bytes on disk before `approve` or `handoff` acts; a
+broken link is a refusal that names it, not a warning. A handoff bundle carries the chain in its
+manifest and `verify_bundle` (`qpipe verify handoff/<v>`) checks it from the bundle alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.artifacts.manifest import MANIFEST, Mismatch, VerificationError, require_verified, verify
+from pipeline.errors import QpipeError
+from pipeline.io import file_sha256
+
+SCHEMA = "qpipe.custody/v1"
+
+
+class CustodyError(QpipeError, RuntimeError):
+    pass
+
+
+def check(params, root: Path, variant: str, comparison: dict[str, Any],
+          comparison_path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The chain for `variant` as it stands on disk, and every link that does not hold.
+
+    Raises VerificationError when the artifact does not even match its own manifest (no
+    override can ship files that do not verify)."""
+    entry = comparison["variants"][variant]
+    rec = entry.get("custody") or {}
+    results = root / params.evaluate.out_dir / variant
+    manifest = require_verified(root / "artifacts" / variant)  # recomputes every file's hash
+    on_disk = manifest["content_sha256"]
+    problems: list[str] = []
+    if comparison.get("baseline") != params.baseline:
+        problems.append(f"the comparison was made against {comparison.get('baseline')!r}, not the "
+                        f"configured baseline {params.baseline!r} (`compare --baseline`?) — fix: "
+                        "`dvc repro compare`")
+    if not rec:
+        problems.append("the comparison has no custody record for this variant (made by an older "
+                        "version) — fix: `dvc repro compare`")
+    else:
+        if rec.get("artifact_sha256") != on_disk:
+            problems.append(f"artifacts/{variant} on disk (content SHA256 {on_disk[:16]}…) is not "
+                            f"the artifact that was evaluated ({str(rec.get('artifact_sha256'))[:16]}…)"
+                            f" — fix: `dvc repro` (re-evaluates what changed), or `dvc checkout "
+                            f"artifacts/{variant}` to restore the evaluated files")
+        for name, key in (("metrics.json", "metrics_sha256"), ("samples.jsonl", "samples_sha256")):
+            path = results / name
+            now = file_sha256(path) if path.is_file() else None
+            if now != rec.get(key):
+                problems.append(f"{path} changed after the comparison read it — fix: `dvc repro compare`")
+        metrics = results / "metrics.json"
+        if metrics.is_file():
+            evaluated = json.loads(metrics.read_text()).get("artifact_sha256")
+            if evaluated != rec.get("artifact_sha256"):
+                problems.append(f"{metrics} records artifact {str(evaluated)[:16]}…, the comparison "
+                                f"{str(rec.get('artifact_sha256'))[:16]}… — fix: `dvc repro`")
+    gate = entry.get("gate") or {}
+    chain = {"schema": SCHEMA, "variant": variant, "artifact_sha256": on_disk,
+             "evaluation": {k: rec.get(k) for k in ("artifact_sha256", "metrics_sha256",
+                                                     "samples_sha256")},
+             "comparison": {"sha256": file_sha256(comparison_path),
+                            "baseline": comparison.get("baseline"),
+                            "baseline_artifact_sha256": comparison.get("baseline_artifact_sha256"),
+                            "reference": entry.get("reference"),
+                            "reference_artifact_sha256": rec.get("reference_artifact_sha256"),
+                            "evalset_sha256": comparison.get("evalset_sha256")},
+             "gate": {"profile": gate.get("profile"),
+                      "verdict": gate.get("verdict", "pass" if gate.get("passed") else "fail")}}
+    return chain, problems
+
+
+def verify_bundle(bundle: Path) -> list[Mismatch]:
+    """A handoff bundle's files against its manifest, its model against the model's own
+    manifest, and the chain it carries against the files beside it."""
+    out = verify(bundle)
+    if out:
+        return out
+    m = json.loads((bundle / MANIFEST).read_text())
+    chain = m.get("chain")
+    if not chain:
+        return [Mismatch(MANIFEST, "no chain of custody (a bundle from an older version): "
+                                   "rebuild it with `dvc repro handoff`")]
+    try:
+        model = require_verified(bundle / "model")
+    except VerificationError as err:
+        return [Mismatch(f"model/{p.path}", p.problem) for p in err.mismatches]
+    art = chain.get("artifact_sha256")
+    if model["content_sha256"] != art or m.get("artifact_sha256") != art:
+        out.append(Mismatch("model", f"content SHA256 {model['content_sha256'][:16]}… is not the "
+                                     f"chain's artifact {str(art)[:16]}…"))
+    metrics = bundle / "metrics.json"
+    if not metrics.is_file() or file_sha256(metrics) != chain["evaluation"].get("metrics_sha256"):
+        out.append(Mismatch("metrics.json", "not the evaluation results the comparison read"))
+    elif json.loads(metrics.read_text()).get("artifact_sha256") != art:
+        out.append(Mismatch("metrics.json", "records another artifact than the bundle's model"))
+    evaluation = json.loads((bundle / "evaluation.json").read_text()) \
+        if (bundle / "evaluation.json").is_file() else {}
+    entry = evaluation.get("comparison") or {}
+    if (entry.get("custody") or {}).get("artifact_sha256") != art:
+        out.append(Mismatch("evaluation.json", "its comparison entry paired another artifact"))
+    if entry.get("gate") != m.get("gate"):
+        out.append(Mismatch("evaluation.json", "its gate verdict is not the bundle's"))
+    return out
