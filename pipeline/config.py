@@ -148,6 +148,8 @@ class _Section(BaseModel):
 
 
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
+OpenShare = Annotated[float, Field(gt=0.0, lt=1.0)]  # strictly between 0 and 1
+MAX_WORKERS = 256  # worker processes: more is a typo, not a machine
 PositiveInt = Annotated[int, Field(gt=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 # Variant and set names become directories and DVC stage names (quantize@<name>).
@@ -199,7 +201,8 @@ class DemoConfig(_Section):
 class DataConfig(_Section):
     sources: Annotated[list[Path], Field(min_length=1)]
     general_corpus: Path | None = None
-    max_line_bytes: PositiveInt = 65536
+    # the CSV reader's field limit is set to it: within what a C long and memory allow
+    max_line_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 65536
 
 
 class PiiConfig(_Section):
@@ -214,10 +217,10 @@ class DedupConfig(_Section):
 
 class SplitConfig(_Section):
     by: Literal["conversation_id", "date"] = "conversation_id"
-    eval_share: Share = 0.2
+    eval_share: OpenShare = 0.2   # 0 leaves nothing to evaluate, 1 nothing to calibrate on
     eval_recent_days: PositiveInt | None = None
     salt: str = "qpipe-split-v1"
-    workers: PositiveInt | None = None  # worker processes of split and calibration builds (default: one per core)
+    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] | None = None  # split and calibration builds (default: one per core)
     pii: PiiConfig = Field(default_factory=PiiConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     out_dir: Path = Path("data")
@@ -493,8 +496,8 @@ class BenchConfig(_Section):
 
 class CompareConfig(_Section):
     out_dir: Path = Path("reports")
-    alpha: Share = 0.05                # every interval is a (1 − alpha) interval
-    bootstrap: PositiveInt = 2000      # resamples, for continuous metrics only
+    alpha: OpenShare = 0.05            # every interval is a (1 − alpha) interval
+    bootstrap: Annotated[int, Field(ge=100, le=100_000)] = 2000  # resamples, continuous metrics only
     min_effect: Share = 0.05           # a slice whose exact McNemar test cannot see this drop says so
     power: Share = 0.8                 # … at this power; also the power of "items needed"
     seed: int = 0
@@ -675,7 +678,28 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
                                "(bf16 / fp16; gguf_f16 for llama.cpp)"))
     issues += _handoff_dir_issues(data)
     issues += _remote_code_issues(data)
+    issues += _variant_name_issues(data)
+    for name, variant in variants.items():
+        args = _mapping(_mapping(variant).get("engine_options")).get("extra_args")
+        if args is not None and not (isinstance(args, list) and all(isinstance(a, (str, int, float))
+                                                                     for a in args)):
+            issues.append((("variants", name, "engine_options", "extra_args"),
+                           f"extra_args must be a list of arguments, got {type(args).__name__}",
+                           "write one list item per argument, e.g. `[--max-num-batched-tokens, '4096']`"))
     return issues
+
+
+def _variant_name_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """A variant's results live in <evaluate.out_dir>/<name>: a name must not be a folder that
+    another stage writes there (divergence@ writes `divergence/`, bench its out_dir)."""
+    results = str(_mapping(data.get("evaluate")).get("out_dir", "results")).strip("/")
+    taken = {"divergence"}
+    bench = str(_mapping(data.get("bench")).get("out_dir", "results/bench")).strip("/")
+    if bench.startswith(results + "/"):
+        taken.add(bench[len(results) + 1:].split("/")[0])
+    return [(("variants", name), f"variant name '{name}' is the folder {results}/{name}, which "
+             "another stage writes", "rename the variant") for name in _mapping(data.get("variants"))
+            if str(name) in taken]
 
 
 _REMOTE_FLAGS = ("--trust-remote-code", "--trust_remote_code")

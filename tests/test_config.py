@@ -271,7 +271,7 @@ def test_share_out_of_range(tmp_path, params):
     _, _, problems = check_params(write(tmp_path, params))
     assert [p.key for p in problems] == ["split.eval_share",
                                          "calibration.sets.business.hard_share_min"]
-    assert "less than or equal to 1" in problems[0].message and "1.5" in problems[0].message
+    assert "less than 1" in problems[0].message and "1.5" in problems[0].message
 
 
 def test_literal_value_typo_suggests_allowed_value(tmp_path, params):

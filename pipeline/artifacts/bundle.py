@@ -49,7 +49,7 @@ def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
 
 
 def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,
-               engine: str, serve: str) -> str:
+               engine: str, serve: str, pii_enabled: bool = True) -> str:
     v = evaluation["comparison"]
     a, g = v["accuracy"], v.get("gate") or {}
     calib_line = "none (this scheme uses no calibration data)" if not calib else (
@@ -67,6 +67,9 @@ def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict,
         "## Lineage", "",
         f"- recipe: `{recipe.get('path')}` (SHA256 `{recipe.get('sha256')}`)",
         f"- calibration set: {calib_line}",
+        f"- PII scrubbing at the split (evaluation and calibration data): "
+        f"{'on' if pii_enabled else '**OFF** (split.pii.enabled: false)'}",
+        f"- remote code: {'**ON** (model.trust_remote_code)' if manifest.get('trust_remote_code') else 'off'}",
         f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.get('tool_versions', {}).items())}",
         f"- artifact content SHA256: `{manifest['content_sha256']}`; git commit "
         f"`{manifest.get('git_commit')}`", "",
@@ -157,14 +160,17 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
         write_json(out / "evaluation.json", evaluation)
         serve = serve_command(params, engine, variant, out / "model")
         (out / "MODEL_CARD.md").write_text(
-            model_card(variant, manifest, evaluation, comparison, calib, engine, serve),
+            model_card(variant, manifest, evaluation, comparison, calib, engine, serve,
+                       pii_enabled=params.split.pii.enabled),
             encoding="utf-8")
         bundle = build_manifest(out, lineage={
             "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest["content_sha256"],
             "base_model": manifest["base_model"], "scheme": manifest["scheme"],
             "calibration_sha256": (manifest.get("calibration") or {}).get("content_sha256"),
             "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
-            "engine": engine, "serve": serve, "chain": chain})
+            "engine": engine, "serve": serve, "chain": chain,
+            "pii_scrubbing": params.split.pii.enabled,
+            "trust_remote_code": bool(manifest.get("trust_remote_code"))})
     if tarball:
         with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
             tar.add(dest_parent / variant, arcname=variant)

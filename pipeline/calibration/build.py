@@ -134,8 +134,9 @@ def _scan(path: Path, source: str, pool, edges: list[int], counters: Counter
 
 
 def _materialize(items: list[Item], where: dict[str, tuple[str, int]], paths: dict[str, Path],
-                 tokenizer, cs, edges) -> list[dict]:
-    """The selected items' rows in full, rendered again from their source lines (in order)."""
+                 tokenizer, cs, edges, scrub=None) -> list[dict]:
+    """The selected items' rows in full, rendered again from their source lines (in order); a
+    general-corpus row's text through `scrub` (the split scrubbed the business pools already)."""
     wanted: dict[str, dict[int, str]] = {}
     for it in items:
         source, line_no = where[it.id]
@@ -147,6 +148,8 @@ def _materialize(items: list[Item], where: dict[str, tuple[str, int]], paths: di
                 if line_no in lines:
                     row = json.loads(line)
                     row["_source"] = source
+                    if source == "general" and scrub is not None and isinstance(row.get("text"), str):
+                        row["text"] = scrub(row["text"])
                     raw[lines[line_no]] = row
     rendered = {r["id"]: r for _, r in _candidates((raw[it.id] for it in items), tokenizer, cs, edges, Counter())}
     return [rendered[it.id] for it in items]
@@ -201,13 +204,30 @@ def run(params, root: Path, set_name: str) -> dict:
         where |= found
         plans.append(("general", stratify(items, num_samples=n_general, seed=cs.seed,
                                           policy=cs.quota_policy)))
+    # The general corpus goes through the same scrubber as the business logs (same switch).
+    from pipeline.calibration.pii import PIIConfig, PlaceholderMap, Scrubber
+
+    scrubber = Scrubber(PIIConfig(enabled=params.split.pii.enabled,
+                                  dictionary_path=(root / params.split.pii.dictionary
+                                                   if params.split.pii.dictionary else None)))
+    general_counts: Counter[str] = Counter()
+
+    def scrub(text: str) -> str:
+        mapping = PlaceholderMap()
+        out = scrubber.scrub_text(text, mapping)
+        general_counts.update(mapping.counts)
+        return out
+
     selected = _materialize([it for _, plan in plans for it in plan.selected], where, paths,
-                            tokenizer, cs, edges)
+                            tokenizer, cs, edges, scrub=scrub if n_general else None)
     overlap = _overlap_with_eval(data_dir, selected, params, pool)
     if overlap["by_id"] or overlap["near_duplicates"]:
         raise CalibrationError(f"calibration set {set_name!r} overlaps the evaluation set: {overlap} — "
                                "the split must keep them disjoint; re-run `qpipe calib split`")
     card = _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir)
+    if n_general:
+        card["general_pii"] = {"enabled": scrubber.enabled,
+                               "replacements": dict(sorted(general_counts.items()))}
     with atomic_dirs(data_dir / "calibration", [set_name]) as staged:
         d = staged[set_name]
         public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in selected]
@@ -310,6 +330,10 @@ def card_markdown(card: dict) -> str:
              f"{card['overlap_with_evalset']['near_duplicates']} near duplicates",
              f"- PII scrubbing: {pii_state}; replacements "
              + ", ".join(f"{k} {v}" for k, v in card["pii"]["replacements"].items()),
+             *([f"- PII scrubbing of the general corpus: "
+                f"{ {True: 'on', False: '**OFF**'}[card['general_pii']['enabled']] }; replacements "
+                + (", ".join(f"{k} {v}" for k, v in card["general_pii"]["replacements"].items()) or "none")]
+               if card.get("general_pii") else []),
              "- rejected source records: "
              + (", ".join(f"{k} {v}" for k, v in card["rejects_by_reason"].items()) or "none"),
              "", "| scenario | samples |", "|---|---|"]

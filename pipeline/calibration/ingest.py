@@ -590,7 +590,10 @@ class Ingestor:
             self._check_unique(record.id, display, item.line)
         except _Problem as problem:
             return Reject(file=display, line=item.line, offset=item.offset, sha256=item.sha256,
-                          reason=problem.reason, detail=problem.detail,
+                          reason=problem.reason,
+                          # a detail may quote what it is about (a duplicate id, a bad value):
+                          # scrubbed like the excerpt
+                          detail=self._scrubber.scrub_text(problem.detail),
                           excerpt=make_excerpt(item.raw, self._scrubber))
         return IngestedRecord(record, Origin(file=display, line=item.line, offset=item.offset))
 

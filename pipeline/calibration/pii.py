@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 from pipeline.calibration.schema import Record
 
 try:
+    from stdnum import iban as _iban
     from stdnum.cn import ric as _cn_ric
     from stdnum.es import dni as _es_dni
     from stdnum.es import nie as _es_nie
@@ -57,12 +58,12 @@ logger = logging.getLogger(__name__)
 
 PIIKind = Literal[
     "EMAIL", "PHONE", "NATIONAL_ID", "CARD", "IP", "SECRET", "URL_CREDENTIALS", "ADDRESS",
-    "PERSON",
+    "PERSON", "IBAN", "PASSPORT", "DOB",
 ]
 #: Also the tie-break order when two detections cover exactly the same text.
 ALL_KINDS: tuple[str, ...] = (
-    "SECRET", "URL_CREDENTIALS", "EMAIL", "NATIONAL_ID", "CARD", "IP", "PHONE", "ADDRESS",
-    "PERSON",
+    "SECRET", "URL_CREDENTIALS", "EMAIL", "IBAN", "NATIONAL_ID", "PASSPORT", "CARD", "IP", "DOB",
+    "PHONE", "ADDRESS", "PERSON",
 )
 _RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
 DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "CN", "IN", "ES", "BR", "JP")
@@ -148,8 +149,10 @@ def _lowered(text: str) -> str | None:
 
 # --------------------------------------------------------------------------- patterns
 
+# Internationalised addresses too: Unicode local parts and domains (bücher.de, 例え.jp) and
+# punycode TLDs (xn--…).
 _EMAIL_RE = re.compile(
-    r"(?<![\w.+%-])\w[\w.+%'-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
+    r"(?<![\w.+%-])\w[\w.+%'-]*@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+(?:[^\W\d_]{2,24}|xn--[a-z0-9-]{2,59})"
     r"(?![\w-])"
 )
 _URL_CRED_RE = re.compile(
@@ -202,6 +205,44 @@ _NIR_RE = re.compile(
 _CARD_RE = re.compile(
     r"(?<![\w-])(?:\d{4}([ -]?)\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?|\d{4}([ -]?)\d{6}\2\d{4,5}"
     r"|\d{13,19})(?![\w-])"
+)
+# Four-digit groups with any of space, dot, dash, slash or NBSP between them, even mixed
+# ("4111 1111-1111.1111"): the Luhn checksum and the issuer prefix keep order numbers out.
+_CARD_MIXED_RE = re.compile(r"(?<![\w-])\d{4}(?:[ .\-/\u00a0]{1,2}\d{4}){2}[ .\-/\u00a0]{1,2}\d{1,7}(?![\w-])")
+_IBAN_RE = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![\w-])")
+_PASSPORT_RE = re.compile(
+    r"(?i:passport|pasaporte|passeport|reisepass|passaporto|paspoort|паспорт|护照|護照|パスポート|여권)"
+    r"(?:\s*(?:no\.?|number|nr\.?|n°|#|número|numéro|nummer|номер|号码|番号|번호))?(?:\s+is)?\W{0,4}"
+    r"([A-Z0-9]{6,10})(?![\w-])", re.I)
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|enero|febrero|marzo|abril|"
+           r"mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janvier|février|mars|"
+           r"avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|januar|februar|märz|"
+           r"juni|juli|oktober|dezember)")
+_DATE = (rf"(?:\d{{1,4}}[./-]\d{{1,2}}[./-]\d{{1,4}}|\d{{1,2}}\.?\s+{_MONTHS}\.?\s+\d{{4}}|"
+         rf"{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{4}}\s*年\s*\d{{1,2}}\s*月\s*\d{{1,2}}\s*日?)")
+_DOB_RE = re.compile(
+    r"(?i:date\s+of\s+birth|birth\s*date|birthday|\bborn(?:\s+on)?|\bd\.?o\.?b\.?|"
+    r"fecha\s+de\s+nacimiento|nacid[oa]\s+el|né(?:e)?\s+le|date\s+de\s+naissance|geboren\s+am|"
+    r"geburtsdatum|data\s+di\s+nascita|nato\s+il|дата\s+рождения|出生日期|生日|生年月日|생년월일)"
+    rf"\W{{0,5}}({_DATE})", re.I)
+# A phone written as bare digits right after what says it is one ("tel 4155550123", "mobile
+# No. 07911123456", "手机 13812345678").
+_PHONE_CONTEXT_RE = re.compile(
+    r"(?i:\b(?:tel|telephone|phone|mobile|cell|cellphone|whatsapp|handy|telefon|teléfono|telefono|"
+    r"téléphone|portable|móvil|celular)\b|电话|手机|電話|携帯|전화)"
+    r"(?:\s*(?:no\.?|number|nr\.?|n°|#|num\.?))?(?:\s+is)?\W{0,4}(\+?\d[\d \-.()]{6,18}\d)", re.I)
+# Names in other scripts, by their context words ("my name is" in several languages).
+_HAN = "\u4e00-\u9fff"
+_PERSON_SCRIPT_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"(?:我叫|我的名字是|我的名字叫|本人姓名[:：]?|姓名[:：]\s*)([{_HAN}]{{2,4}})"),
+    re.compile(rf"(?:私は|わたしは)([{_HAN}\u30a0-\u30ff]{{2,6}})(?:です|と申します)"),
+    re.compile(rf"([{_HAN}]{{2,4}})と申します"),
+    re.compile(r"(?:меня\s+зовут|моё\s+имя|мое\s+имя|я\s+—?\s*)\s*([А-ЯЁ][а-яё]+(?:\s+[А-ЯЁ][а-яё]+){0,2})"),
+    re.compile(r"(?:اسمي|انا\s+اسمي)\s+([\u0621-\u064a]{2,}(?:\s+[\u0621-\u064a]{2,}){0,2})"),
+    re.compile(r"(?:제\s*이름은|저는)\s*([가-힣]{2,4})(?:입니다|이에요|예요|라고)"),
+    re.compile(r"(?:मेरा\s+नाम)\s+([\u0900-\u097f]+(?:\s+[\u0900-\u097f]+)?)"),
+    re.compile(r"(?:με\s+λένε|το\s+όνομά\s+μου\s+είναι)\s+([Α-Ω][α-ωάέήίόύώ]+(?:\s+[Α-Ω][α-ωάέήίόύώ]+)?)"),
 )
 _CARD_PREFIX_RE = re.compile(r"^(?:3[0-8]|4|5[1-5]|2[2-7]|6(?:011|2|4[4-9]|5))")
 
@@ -431,6 +472,40 @@ def _cards(text: str) -> Iterator[_Span]:
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) and _luhn_ok(digits):
             yield _Span(m.start(), m.end(), "CARD", digits)
+
+
+def _cards_mixed(text: str) -> Iterator[_Span]:
+    for m in _CARD_MIXED_RE.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) and _luhn_ok(digits):
+            yield _Span(m.start(), m.end(), "CARD", digits)
+
+
+def _contextual(text: str, kinds: frozenset[str]) -> Iterator[_Span]:
+    """IBANs (mod-97 checked), passport numbers and dates of birth by their context words, phones
+    written as bare digits after what says they are one, names in non-Latin scripts after "my
+    name is" in their language."""
+    if "IBAN" in kinds:
+        for m in _IBAN_RE.finditer(text):
+            compact = m.group().replace(" ", "")
+            if _iban.is_valid(compact):
+                yield _Span(m.start(), m.end(), "IBAN", compact)
+    if "PASSPORT" in kinds:
+        for m in _PASSPORT_RE.finditer(text):
+            if any(c.isdigit() for c in m.group(1)):
+                yield _Span(m.start(1), m.end(1), "PASSPORT", m.group(1).upper())
+    if "DOB" in kinds:
+        for m in _DOB_RE.finditer(text):
+            yield _Span(m.start(1), m.end(1), "DOB", " ".join(m.group(1).casefold().split()))
+    if "PHONE" in kinds:
+        for m in _PHONE_CONTEXT_RE.finditer(text):
+            digits = re.sub(r"\D", "", m.group(1))
+            if 7 <= len(digits) <= 15:
+                yield _Span(m.start(1), m.end(1), "PHONE", ("+" if m.group(1).startswith("+") else "") + digits)
+    if "PERSON" in kinds:
+        for pattern in _PERSON_SCRIPT_RES:
+            for m in pattern.finditer(text):
+                yield _Span(m.start(1), m.end(1), "PERSON", " ".join(m.group(1).casefold().split()))
 
 
 def _ips(text: str) -> Iterator[_Span]:
@@ -746,6 +821,9 @@ class Scrubber:
             spans.extend(_national_ids(text, digits))
         if "CARD" in kinds and digits >= 13:
             spans.extend(_cards(text))
+            spans.extend(_cards_mixed(text))
+        if has_digit or not text.isascii():  # every contextual pattern needs one or the other
+            spans.extend(_contextual(text, kinds))
         if "IP" in kinds and (digits >= 4 or ":" in text):
             spans.extend(_ips(text))
         addresses = _address_spans(text, lowered) if has_digit else ()
@@ -819,15 +897,18 @@ class Scrubber:
         return Counter(mapping.counts)
 
 
-_TOOL_TEXT_KEYS = frozenset({"description", "examples", "example", "default"})
-
-
 def _map_text_fields(data: dict[str, Any], fn: Callable[[str], str]) -> None:
-    """Apply ``fn`` in place, in a fixed order, to every free-text field of a dumped record."""
+    """Apply ``fn`` in place, in a fixed order, to every string of a dumped record that can
+    carry PII: messages, reference, the labels (scenario, segment), the rubric (key facts, the
+    expected value and its keys) and tool schemas (every string and key). The ids are not
+    here: they are pseudonymised whole (see pseudonym)."""
     for message in data["messages"]:
         message["content"] = fn(message["content"])
     if data.get("reference") is not None:
         data["reference"] = fn(data["reference"])
+    for label in ("scenario", "segment"):
+        if isinstance(data.get(label), str):
+            data[label] = fn(data[label])
     rubric = data.get("rubric")
     if rubric is not None:
         if rubric.get("key_facts") is not None:
@@ -835,7 +916,7 @@ def _map_text_fields(data: dict[str, Any], fn: Callable[[str], str]) -> None:
         if "expected" in rubric:
             rubric["expected"] = _map_json(rubric["expected"], fn)
     if data.get("tools") is not None:
-        data["tools"] = [_map_tool(tool, fn, False) for tool in data["tools"]]
+        data["tools"] = [_map_json(tool, fn) for tool in data["tools"]]
 
 
 def _map_json(value: Any, fn: Callable[[str], str]) -> Any:
@@ -844,16 +925,7 @@ def _map_json(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_map_json(item, fn) for item in value]
     if isinstance(value, dict):
-        return {key: _map_json(item, fn) for key, item in value.items()}
+        return {fn(key) if isinstance(key, str) else key: _map_json(item, fn)
+                for key, item in value.items()}
     return value
 
-
-def _map_tool(value: Any, fn: Callable[[str], str], is_text: bool) -> Any:
-    """Scrub only free text inside tool schemas (descriptions, examples), not names/types."""
-    if is_text:
-        return _map_json(value, fn)
-    if isinstance(value, list):
-        return [_map_tool(item, fn, False) for item in value]
-    if isinstance(value, dict):
-        return {key: _map_tool(item, fn, key in _TOOL_TEXT_KEYS) for key, item in value.items()}
-    return value

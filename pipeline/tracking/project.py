@@ -285,6 +285,8 @@ def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[st
         "artifact.manifest_sha256": record.manifest_sha256,
         "calibration.content_sha256": (m.get("calibration") or {}).get("content_sha256"),
         "evalset.sha256": metrics.get("evalset_sha256"),
+        "pii.scrubbing": "on" if params.split.pii.enabled else "OFF",
+        "trust_remote_code": str(bool(m.get("trust_remote_code"))).lower(),
         "harness.version": metrics.get("harness_version"),
         "served": {"served": "true", "not_served": "false"}.get(record.status),
         "reason": record.reason or params.variants[record.name].reason,

@@ -1,0 +1,34 @@
+"""Point 8 — bad parameters are refused at load with where and how to fix, before any work."""
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from pipeline.config import Params
+
+
+def load(repo, edit):
+    data = yaml.safe_load((repo / "params.yaml").read_text())
+    edit(data)
+    return Params.model_validate(data)
+
+
+@pytest.mark.parametrize("edit, what", [
+    (lambda d: d["split"].update(eval_share=0.0), "eval_share"),
+    (lambda d: d["split"].update(eval_share=1.0), "eval_share"),
+    (lambda d: d["split"].update(workers=100_000), "workers"),
+    (lambda d: d["compare"].update(bootstrap=10**9), "bootstrap"),
+    (lambda d: d["compare"].update(alpha=0.0), "alpha"),
+    (lambda d: d["data"].update(max_line_bytes=1 << 62), "max_line_bytes"),
+    (lambda d: d["variants"].update(divergence=dict(d["variants"]["gguf_f16"])), "divergence"),
+    (lambda d: d["variants"].update(bench=dict(d["variants"]["gguf_f16"])), "bench"),
+    (lambda d: d["variants"]["gguf_f16"].update(engine_options={"extra_args": "--flag value"}),
+     "extra_args"),
+])
+def test_out_of_range_and_colliding_values_are_refused(repo, edit, what):
+    with pytest.raises(ValidationError, match=what):
+        load(repo, edit)
+
+
+def test_the_demo_params_load(repo):
+    assert load(repo, lambda d: None).split.eval_share == 0.5
