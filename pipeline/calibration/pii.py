@@ -208,7 +208,7 @@ _CARD_RE = re.compile(
 )
 # Four-digit groups with any of space, dot, dash, slash or NBSP between them, even mixed
 # ("4111 1111-1111.1111"): the Luhn checksum and the issuer prefix keep order numbers out.
-_CARD_MIXED_RE = re.compile(r"(?<![\w-])\d{4}(?:[ .\-/\u00a0]{1,2}\d{4}){2}[ .\-/\u00a0]{1,2}\d{1,7}(?![\w-])")
+_CARD_MIXED_RE = re.compile(r"(?<![\w-])\d{4}(?:[ .\-/\u00a0]{1,3}\d{4}){2}[ .\-/\u00a0]{1,3}\d{1,7}(?![\w-])")
 _IBAN_RE = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![\w-])")
 _PASSPORT_RE = re.compile(
     r"(?i:passport|pasaporte|passeport|reisepass|passaporto|paspoort|паспорт|护照|護照|パスポート|여권)"
@@ -481,7 +481,24 @@ def _cards_mixed(text: str) -> Iterator[_Span]:
             yield _Span(m.start(), m.end(), "CARD", digits)
 
 
-def _contextual(text: str, kinds: frozenset[str]) -> Iterator[_Span]:
+def _phone_key(raw: str, regions: tuple[str, ...]) -> str:
+    """A phone's identity as the main detector writes it (E.164 for the first region where the
+    number is possible), so one number gets one placeholder whichever detector found it."""
+    for (start, end), (e164, _) in _phone_matches(raw, regions).items():
+        if start == 0 and end == len(raw):
+            return e164
+    for region in regions:
+        try:
+            number = phonenumbers.parse(raw, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_possible_number(number):
+            return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return ("+" if raw.lstrip().startswith("+") else "") + re.sub(r"\D", "", raw)
+
+
+def _contextual(text: str, kinds: frozenset[str],
+                regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS) -> Iterator[_Span]:
     """IBANs (mod-97 checked), passport numbers and dates of birth by their context words, phones
     written as bare digits after what says they are one, names in non-Latin scripts after "my
     name is" in their language."""
@@ -501,7 +518,7 @@ def _contextual(text: str, kinds: frozenset[str]) -> Iterator[_Span]:
         for m in _PHONE_CONTEXT_RE.finditer(text):
             digits = re.sub(r"\D", "", m.group(1))
             if 7 <= len(digits) <= 15:
-                yield _Span(m.start(1), m.end(1), "PHONE", ("+" if m.group(1).startswith("+") else "") + digits)
+                yield _Span(m.start(1), m.end(1), "PHONE", _phone_key(m.group(1), regions))
     if "PERSON" in kinds:
         for pattern in _PERSON_SCRIPT_RES:
             for m in pattern.finditer(text):
@@ -823,7 +840,7 @@ class Scrubber:
             spans.extend(_cards(text))
             spans.extend(_cards_mixed(text))
         if has_digit or not text.isascii():  # every contextual pattern needs one or the other
-            spans.extend(_contextual(text, kinds))
+            spans.extend(_contextual(text, kinds, self.config.phone_regions))
         if "IP" in kinds and (digits >= 4 or ":" in text):
             spans.extend(_ips(text))
         addresses = _address_spans(text, lowered) if has_digit else ()

@@ -454,7 +454,8 @@ def _ungated_spans(scrubber, text, monkeypatch):
     for kind, detector in (("EMAIL", pii._emails), ("URL_CREDENTIALS", pii._url_credentials),
                            ("SECRET", pii._secrets), ("NATIONAL_ID", pii._national_ids),
                            ("CARD", pii._cards), ("CARD", pii._cards_mixed),
-                           (None, lambda t: pii._contextual(t, kinds)), ("IP", pii._ips)):
+                           (None, lambda t: pii._contextual(t, kinds, scrubber.config.phone_regions)),
+                           ("IP", pii._ips)):
         if kind is None or kind in kinds:
             spans.extend(detector(text))
     addresses = tuple(pii._addresses(text))
