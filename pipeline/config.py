@@ -220,7 +220,8 @@ class SplitConfig(_Section):
     eval_share: OpenShare = 0.2   # 0 leaves nothing to evaluate, 1 nothing to calibrate on
     eval_recent_days: PositiveInt | None = None
     salt: str = "qpipe-split-v1"
-    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] | None = None  # split and calibration builds (default: one per core)
+    # worker processes of split and calibration builds (default: one per core)
+    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] | None = None
     pii: PiiConfig = Field(default_factory=PiiConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     out_dir: Path = Path("data")

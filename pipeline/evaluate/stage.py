@@ -9,7 +9,6 @@ start or mid-run fails the stage with its log tail; no metrics.json is left for 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import platform

@@ -8,7 +8,6 @@ Precedence of the URI: an explicit argument, then ``MLFLOW_TRACKING_URI``, then
 from __future__ import annotations
 
 import os
-import re
 import ssl
 import sys
 import urllib.error

@@ -27,13 +27,12 @@ F16, Q4, Q2 = "gguf_f16", "gguf_q4_k_m_business", "gguf_q2_k_business"
 def reported(served):
     data = json.loads(json.dumps(served.data))
     data["variants"]["baseline"]["engine"] = "transformers"  # no vLLM needed for the reference
-    # Its own results folder (other tests evaluate these variants with other settings); the
-    # first 400 items; no lm-eval tasks (not what these tests are about).
+    # Its own results folder (other tests evaluate these variants with other settings); no
+    # lm-eval tasks (not what these tests are about).
     params = make_params(data, gates={"profile": "research",
                                       "critical_slices": ["scenario=tool_call"]},
                          compare={"engine_baselines": {"llamacpp": F16}, "noise_floor": {}},
-                         evaluate={"out_dir": "results-report", "limit": 400,
-                                   "lm_eval": {"tasks": []}})
+                         evaluate={"out_dir": "results-report", "lm_eval": {"tasks": []}})
     for name in ("baseline", F16, Q4, Q2):
         served.artifact(name)
         stage.run(params, served.root, name)

@@ -3,7 +3,6 @@ checked to belong to the process we started, death with the parent, and SIGTERM 
 clean-up path in every qpipe command."""
 
 import http.server
-import json
 import os
 import signal
 import subprocess

@@ -9,11 +9,12 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from pipeline.artifacts.manifest import UnsafeFileError, build_manifest, require_verified, verify
+from pipeline.artifacts.manifest import (UnsafeFileError, VerificationError, build_manifest,
+                                         require_verified, verify)
 from pipeline.config import Params
 from pipeline.report import handoff
 
-from .conftest import CANDIDATE, REPO, compare, make_artifact
+from .conftest import CANDIDATE, REPO, compare
 
 
 def test_a_symlinked_folder_inside_an_artifact_is_reported_and_never_followed(project, tmp_path):
@@ -50,7 +51,7 @@ def test_manifest_paths_that_leave_the_folder_are_refused_unread(project, tmp_pa
     (art / "manifest.json").write_text(json.dumps(manifest))
     problems = verify(art)
     assert problems and all("unsafe path" in p.problem for p in problems), problems
-    with pytest.raises(Exception):
+    with pytest.raises(VerificationError, match="unsafe path"):
         require_verified(art)
 
 

@@ -5,9 +5,7 @@ in rejected records; after the split, no value survives in any file it wrote."""
 
 import json
 import random
-import shutil
 import string
-from pathlib import Path
 
 import pytest
 import yaml
@@ -18,7 +16,10 @@ from pipeline.config import Params
 
 from .conftest import REPO
 
-HAN = "王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎余潘杜戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康毛邱秦江史顾侯邵孟龙万段雷钱汤尹黎易常武乔贺赖龚文"
+HAN = ("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩"
+       "唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎"
+       "余潘杜戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康"
+       "毛邱秦江史顾侯邵孟龙万段雷钱汤尹黎易常武乔贺赖龚文")
 CYR_FIRST = ["Иван", "Олег", "Дмитрий", "Сергей", "Алексей", "Мария", "Анна", "Елена", "Ольга", "Наталья"]
 CYR_LAST = ["Петров", "Смирнов", "Кузнецов", "Попов", "Соколов", "Лебедев", "Козлов", "Новиков"]
 HANGUL = "김이박최정강조윤장임한오서신권황안송류홍민준서연지우현수예"
@@ -99,8 +100,9 @@ def test_nothing_survives_the_split(tmp_path):
                "tools": [{"name": "crm", "description": f"look up {text}"}]}
         lines.append(json.dumps(rec, ensure_ascii=False))
     # a rejected record quoting a value in a field the ingestor names
+    first = planted[0][1].format(planted[0][0])
     lines.append(json.dumps({"id": "r0", "conversation_id": "dup", "timestamp": "2026-10-01T10:00:00Z",
-                             "scenario": "faq", "messages": [{"role": "user", "content": planted[0][1].format(planted[0][0])}]},
+                             "scenario": "faq", "messages": [{"role": "user", "content": first}]},
                             ensure_ascii=False))
     (logs / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = yaml.safe_load((REPO / "params.yaml").read_text())
