@@ -208,6 +208,11 @@ class DataConfig(_Section):
 class PiiConfig(_Section):
     enabled: bool = True
     dictionary: Path | None = None
+    # Record and conversation ids leave the split as keyed-hash pseudonyms (a conversation id is
+    # often a phone number): HMAC-SHA256 with the key in this environment variable; unset, the
+    # split's public salt is the key (stable, but not secret: the split report says so).
+    pseudonymize_ids: bool = True
+    id_key_env: str = "QPIPE_PII_KEY"
 
 
 class DedupConfig(_Section):

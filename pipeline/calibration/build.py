@@ -236,10 +236,17 @@ def run(params, root: Path, set_name: str) -> dict:
         card["content_sha256"] = file_sha256(d / "samples.jsonl")
         _write_parquet(d / "data.parquet", public)
         (d / "imatrix.txt").write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
+        # every file a quantizer reads, by hash: the quantize stage checks them before use
+        card["files_sha256"] = {n: file_sha256(d / n) for n in CONSUMED}
         write_json(d / "card.json", card)
         (d / "card.md").write_text(card_markdown(card), encoding="utf-8")
     log.info("calibration set %s: %d samples, sha256 %s", set_name, len(public), card["content_sha256"][:12])
     return card
+
+
+# What quantizers read from a calibration set: llm-compressor and the other backends the
+# Parquet rows, llama.cpp's imatrix the text file; samples.jsonl is the set's content hash.
+CONSUMED = ("samples.jsonl", "data.parquet", "imatrix.txt")
 
 
 def _write_parquet(path: Path, rows: list[dict]) -> None:

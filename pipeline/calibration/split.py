@@ -53,6 +53,28 @@ def prompt_text(messages: list[dict]) -> str:
     return dedup_text(messages)
 
 
+def pseudonym(key: bytes, value: str) -> str:
+    """An id as it leaves the split: a keyed hash (HMAC-SHA256, 80 bits), the same for the same
+    id and key on every run, not reversible without the key."""
+    import hmac
+
+    return "p-" + hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
+
+
+def id_key(params) -> tuple[bytes | None, str]:
+    """The pseudonymisation key and what it is (for the report): None when ids are kept."""
+    import os
+
+    pii = params.split.pii
+    if not (pii.enabled and pii.pseudonymize_ids):
+        return None, "ids kept as they are (split.pii)"
+    secret = os.environ.get(pii.id_key_env)
+    if secret:
+        return secret.encode("utf-8"), f"keyed hash, key from ${pii.id_key_env}"
+    return params.split.salt.encode("utf-8"), (f"keyed hash with the public split salt (set "
+                                               f"${pii.id_key_env} for a secret key)")
+
+
 def hash_unit(salt: str, key: str) -> float:
     """A uniform number in [0, 1) decided by `key` alone."""
     return int.from_bytes(hashlib.sha256(f"{salt}\x00{key}".encode()).digest()[:8], "big") / 2**64
@@ -111,11 +133,12 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
               if Path(path).resolve().is_relative_to(root.resolve()) else display)
              for path, display in discover_files([root / s for s in params.data.sources])]
     dd = params.split.dedup
+    key, report["ids"] = id_key(params)
     inline = evalpool is not None
     job = _Job(pii_cfg, dd.near_threshold, dd.num_perm,
                _Assigner(params.split, {}) if inline else None,
                tokenizer if inline else None, tuple(params.calibration.length_buckets),
-               special_strings(tokenizer))
+               special_strings(tokenizer), key)
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
 
@@ -160,6 +183,7 @@ class _Job(NamedTuple):
     tokenizer: object  # builds evaluation items when assign is set
     edges: tuple[int, ...]
     specials: tuple[str, ...] = ()  # the tokenizer's special-token strings, escaped in content
+    id_key: bytes | None = None     # ids leave as keyed-hash pseudonyms (None: kept)
 
 
 _SCRUBBER: Scrubber | None = None
@@ -189,9 +213,18 @@ def _scrub_one(rec_json: str) -> tuple[dict, _Scrubbed]:
         if escaped:
             counts = {**counts, SPECIALS_KEY: escaped}
     keys = dedup_keys_of(prompt_text(data["messages"]), _JOB.threshold, _JOB.num_perm)
+    # The pool is decided on the id as it came in (the same split with or without pseudonyms);
+    # from here on the ids are pseudonyms.
+    raw_conversation = data["conversation_id"]
+    to_eval = _JOB.assign is not None and _JOB.assign(raw_conversation) == "eval"
+    if _JOB.id_key is not None:
+        data["id"] = pseudonym(_JOB.id_key, data["id"])
+        data["conversation_id"] = pseudonym(_JOB.id_key, raw_conversation)
     line = jsonl_line(data)
-    if _JOB.assign is None or _JOB.assign(data["conversation_id"]) != "eval":
-        return data, (line, dict(counts), _pack_side(data["id"], data["conversation_id"], keys), None)
+    if not to_eval:
+        # the side record (a temporary file, never an output) keeps the conversation id the
+        # pool is decided on, so reading kept records back assigns them as streaming did
+        return data, (line, dict(counts), _pack_side(data["id"], raw_conversation, keys), None)
     return data, (line, dict(counts), b"", (data["id"], keys, None, ()))
 
 

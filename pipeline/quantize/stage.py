@@ -172,6 +172,20 @@ def _gpu_name(device: str) -> str | None:
     return torch.cuda.get_device_name(0)  # the run's GPU is the first (or only) one visible
 
 
+def calibration_files(calib: Path) -> dict[str, str]:
+    """The SHA256 of every calibration file a quantizer reads, recomputed; refused when they are
+    not the files the calibration card recorded at build time."""
+    card = json.loads((calib / "card.json").read_text())
+    recorded = card.get("files_sha256") or {}
+    now = {n: file_sha256(calib / n) for n in recorded or ("samples.jsonl",) if (calib / n).is_file()}
+    changed = sorted(n for n, sha in recorded.items() if now.get(n) != sha)
+    if changed:
+        raise BackendError(f"calibration set {calib.name}: {', '.join(changed)} changed after the set "
+                           f"was built (its card records other hashes) — fix: `dvc repro "
+                           f"calibration@{calib.name}` (or `dvc checkout {calib}`)")
+    return now
+
+
 def request_for(params, root: Path, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
     v = params.variants[name]
     calib = None
@@ -180,6 +194,7 @@ def request_for(params, root: Path, name: str, device: str = "cpu", gpus: int = 
         if not (calib / "card.json").is_file():
             raise BackendError(f"variant {name!r}: calibration set {v.calibration!r} is not built "
                                f"({calib}/card.json missing) — fix: `dvc repro calibration@{v.calibration}`")
+        calibration_files(calib)  # the files a quantizer reads are the ones the set was built with
     return QuantizeRequest(variant=name, scheme=v.scheme, model_dir=root / params.model.path,
                            out_dir=Path(), recipe=root / v.recipe if v.recipe else None,
                            calibration_dir=calib,
@@ -259,7 +274,9 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
                 "resolved": yaml.safe_load(req.recipe.read_text())},
             "calibration": None if calib_card is None else {
                 "name": v.calibration, "content_sha256": calib_card["content_sha256"],
-                "samples": calib_card["samples"]},
+                "samples": calib_card["samples"],
+                # the bytes the quantizer read (recomputed after it ran: unchanged, or refused)
+                "files_sha256": calibration_files(req.calibration_dir)},
             "options": dict(v.options),
             "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
                              "peak_gpu_bytes": peak_gpu, "device": used, "device_requested": device,

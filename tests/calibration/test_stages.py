@@ -169,8 +169,11 @@ def edited(project, repo, model_dir, tmp_path_factory):
     shutil.copy2(project.root / "general.jsonl", root / "general.jsonl")
     write_params(root, repo, model_dir)
     pool_ids = {r["id"] for r in read_jsonl(project.data / "pools" / "calibration.jsonl")}
-    chosen = [r["id"] for r in read_jsonl(set_dir(project, "business") / "samples.jsonl")
-              if r["id"] in pool_ids and r["id"].startswith("r-0")]
+    # ids leave the split as pseudonyms: map them back to the generated logs' own ids
+    key, _ = split.id_key(load_params(project.root / "params.yaml"))
+    raw_of = {split.pseudonym(key, f"r-{i:07d}"): f"r-{i:07d}" for i in range(CONVERSATIONS)}
+    chosen = [raw_of[r["id"]] for r in read_jsonl(set_dir(project, "business") / "samples.jsonl")
+              if r["id"] in pool_ids and r["id"] in raw_of]
     target = chosen[0]
     for path in sorted((root / "logs").glob("*.jsonl")):
         lines = path.read_bytes().split(b"\n")
@@ -302,8 +305,11 @@ def test_split_report_adds_up(project):
                                                          "calibration": counts["calibration_duplicates"]})
     # every planted exact duplicate is caught (one of each pair flagged); flagged ids never survive
     flagged = {d["id"] for d in dups}
-    exact_pairs = planted_exact_duplicates(project.root / "logs")
-    assert exact_pairs
+    # ids leave the split as keyed-hash pseudonyms: the planted pairs' raw ids, hashed alike
+    key, _ = split.id_key(load_params(project.root / "params.yaml"))
+    exact_pairs = [tuple(split.pseudonym(key, i) for i in pair)
+                   for pair in planted_exact_duplicates(project.root / "logs")]
+    assert exact_pairs and report["ids"].startswith("keyed hash")
     assert [pair for pair in exact_pairs if not set(pair) & flagged] == []
     kept_ids = {r["id"] for r in evalset} | {r["id"] for r in pool}
     assert kept_ids.isdisjoint(d["id"] for d in dups)
@@ -329,7 +335,8 @@ def test_editing_one_calibration_record_changes_the_set_but_not_the_evalset(proj
     assert edited.report["calibration_pool_sha256"] != project.report["calibration_pool_sha256"]
     d = diff(set_dir(project, "business"), edited.data / "calibration" / "business")
     touched = set(d["added"]) | set(d["removed"]) | set(d["changed_text"])
-    assert edited.target in touched
+    key, _ = split.id_key(load_params(project.root / "params.yaml"))
+    assert split.pseudonym(key, edited.target) in touched
     assert len(d["added"]) <= 2 and len(d["removed"]) <= 2  # a small, explainable change
 
 

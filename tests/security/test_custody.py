@@ -103,3 +103,20 @@ def test_the_evaluation_set_hash_is_computed_from_the_bytes_read(tmp_path):
     (d / "evalset.jsonl").write_text(line.replace("hi", "ho"), encoding="utf-8")  # edited after the split
     with pytest.raises(EvalSetError, match="changed after the split"):
         load_evalset(d)
+
+
+def test_calibration_files_a_quantizer_reads_are_the_ones_built(tmp_path):
+    from pipeline.calibration.build import CONSUMED
+    from pipeline.io import file_sha256
+    from pipeline.quantize.base import BackendError
+    from pipeline.quantize.stage import calibration_files
+
+    d = tmp_path / "business"
+    d.mkdir()
+    for n in CONSUMED:
+        (d / n).write_text(f"{n} as built\n")
+    (d / "card.json").write_text(json.dumps({"files_sha256": {n: file_sha256(d / n) for n in CONSUMED}}))
+    assert set(calibration_files(d)) == set(CONSUMED)
+    (d / "imatrix.txt").write_text("text edited after the build\n")  # samples.jsonl untouched
+    with pytest.raises(BackendError, match="imatrix.txt changed after the set was built"):
+        calibration_files(d)
