@@ -129,9 +129,10 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     kept_path, keys_path = tmp / "kept.jsonl", tmp / "keys.bin"
     # Files are named relative to the project root in every output, so two checkouts of the
     # same data give byte-identical outputs (and no local path leaks into artifacts).
+    skipped: dict[str, str] = {}  # files of the source folders that were not read, and why
     files = [(path, Path(path).resolve().relative_to(root.resolve()).as_posix()
               if Path(path).resolve().is_relative_to(root.resolve()) else display)
-             for path, display in discover_files([root / s for s in params.data.sources])]
+             for path, display in discover_files([root / s for s in params.data.sources], skipped)]
     dd = params.split.dedup
     key, report["ids"] = id_key(params)
     inline = evalpool is not None
@@ -166,6 +167,9 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
                         "rejected": stats.rejected,
                         "rejected_by_reason": dict(sorted(stats.rejected_by_reason.items())),
                         "blank_lines": stats.blank_lines,
+                        "files_not_read": {Path(k).resolve().relative_to(root.resolve()).as_posix()
+                                           if Path(k).resolve().is_relative_to(root.resolve()) else k: v
+                                           for k, v in sorted(skipped.items())},
                         "per_file": {f: s.model_dump() for f, s in sorted(stats.per_file.items())}}
     report["special_tokens_escaped"] = pii_counts.pop(SPECIALS_KEY, 0)
     report["pii"] = {"enabled": scrubber.enabled, "replacements": dict(sorted(pii_counts.items()))}

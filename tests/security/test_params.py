@@ -32,3 +32,20 @@ def test_out_of_range_and_colliding_values_are_refused(repo, edit, what):
 
 def test_the_demo_params_load(repo):
     assert load(repo, lambda d: None).split.eval_share == 0.5
+
+
+def test_compressed_logs_are_reported_not_dropped_in_silence(tmp_path):
+    import gzip
+
+    from pipeline.calibration.ingest import IngestError, discover_files
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_text("{}\n")
+    with gzip.open(tmp_path / "logs" / "b.jsonl.gz", "wt") as fh:
+        fh.write("{}\n")
+    skipped: dict[str, str] = {}
+    found = discover_files([tmp_path / "logs"], skipped)
+    assert [p.name for p, _ in found] == ["a.jsonl"]
+    assert [(k.rsplit("/", 1)[-1], "compressed" in v) for k, v in skipped.items()] == [("b.jsonl.gz", True)]
+    with pytest.raises(IngestError, match="decompress"):
+        discover_files([tmp_path / "logs" / "b.jsonl.gz"])
