@@ -90,9 +90,12 @@ def test_nothing_survives_the_split(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     lines = []
+    ids = []  # a conversation id that is the customer's phone, a record id with an e-mail in it
     for i, (value, template) in enumerate(planted * 3):
         text = template.format(value)
-        rec = {"id": f"r{i}", "conversation_id": f"c{i}", "timestamp": "2026-10-01T10:00:00Z",
+        conv, rid = f"whatsapp:+1415{rng.randint(2000000, 9999999)}", f"{i}-{rng.randint(10**5, 10**6)}@crm.example"
+        ids += [conv.split(":")[1], rid]
+        rec = {"id": rid, "conversation_id": conv, "timestamp": "2026-10-01T10:00:00Z",
                "scenario": "faq", "segment": f"tier {text}", "difficulty": "easy",
                "messages": [{"role": "user", "content": f"Hello. {text}"},
                             {"role": "assistant", "content": f"Noted: {text}"}],
@@ -101,7 +104,7 @@ def test_nothing_survives_the_split(tmp_path):
         lines.append(json.dumps(rec, ensure_ascii=False))
     # a rejected record quoting a value in a field the ingestor names
     first = planted[0][1].format(planted[0][0])
-    lines.append(json.dumps({"id": "r0", "conversation_id": "dup", "timestamp": "2026-10-01T10:00:00Z",
+    lines.append(json.dumps({"id": rid, "conversation_id": "dup", "timestamp": "2026-10-01T10:00:00Z",
                              "scenario": "faq", "messages": [{"role": "user", "content": first}]},
                             ensure_ascii=False))
     (logs / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -113,5 +116,5 @@ def test_nothing_survives_the_split(tmp_path):
     outputs = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
     assert any(p.name == "evalset.jsonl" for p in outputs)
     blob = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in outputs)
-    survivors = sorted({v for v, _ in planted if v in blob})
+    survivors = sorted({v for v, _ in planted if v in blob} | {v for v in ids if v in blob})
     assert survivors == [], survivors
