@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.calibration.ingest import SUFFIXES as SOURCE_SUFFIXES
 from pipeline.config import (
     RECIPE_REQUIRED,
     SCHEMES,
@@ -176,9 +177,12 @@ def _check_paths(doc: YamlDoc, root: Path) -> list[Problem]:
             problems.append(doc.problem(loc, f"'{value}' has no config.json",
                                         "point model.path at a Hugging Face checkpoint "
                                         "directory (config.json, tokenizer, weights)"))
-        elif kind == "source" and path.is_dir() and not any(path.rglob("*.jsonl")):
-            problems.append(doc.problem(loc, f"'{value}' holds no *.jsonl files",
-                                        by_demo if maker else "put the logs there as JSONL"))
+        elif kind == "source" and path.is_dir() and not any(
+                p.is_file() and p.suffix.lower() in SOURCE_SUFFIXES for p in path.rglob("*")):
+            problems.append(doc.problem(loc, f"'{value}' holds no log files "
+                                             f"({', '.join('*' + s for s in SOURCE_SUFFIXES)})",
+                                        by_demo if maker else "put the logs there as JSONL, CSV or "
+                                                              "Parquet"))
     return problems
 
 

@@ -103,7 +103,7 @@ def test_missing_and_empty_data_sources(project):
     (project.root / "calibration" / "sources" / "demo" / "day-001.jsonl").unlink()
     problems = project.validate()
     assert [(p.key, p.message) for p in problems] == [
-        ("data.sources[0]", "'calibration/sources/demo' holds no *.jsonl files"),
+        ("data.sources[0]", "'calibration/sources/demo' holds no log files (*.jsonl, *.json, *.parquet, *.csv)"),
         ("data.sources[1]", "'calibration/sources/crm' does not exist"),
     ]
 
