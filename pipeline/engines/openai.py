@@ -40,7 +40,8 @@ class OpenAIEndpoint(ServerEngine):
             if not os.environ.get(str(key_env)):
                 raise EngineError(f"engine 'openai': the environment variable {key_env} (the "
                                   "variant's api_key_env) is not set — fix: export it")
-            headers["Authorization"] = f"Bearer {os.environ[str(key_env)]}"
+            self.api_key = os.environ[str(key_env)]  # every client of this engine sends it
+            headers["Authorization"] = f"Bearer {self.api_key}"
         self._client = httpx.Client(base_url=self.base_url, headers=headers,
                                     timeout=self.settings.get("request_timeout", 600))
         try:

@@ -220,14 +220,17 @@ def test_engine_none_is_reported_not_skipped(served):
     assert m["served"] is False and m["reason"] == "not served here: no engine for it on this host"
 
 
-def test_external_openai_endpoint_gives_the_same_outputs(served, tmp_path):
+def test_external_openai_endpoint_gives_the_same_outputs(served, tmp_path, monkeypatch):
     art = served.artifact(Q8)
     params = make_params(served.data, evaluate={"out_dir": str(tmp_path / "own"), "limit": 24})
     stage.evaluate(params, served.root, Q8, _mk(tmp_path / "own"))
     settings = served.params.engines.llamacpp.model_dump()
     with get_engine("llamacpp")(art, settings, log_path=tmp_path / "remote.log") as remote:
+        # the endpoint wants a key (ours, per run): the variant names the variable that holds it
+        monkeypatch.setenv("QPIPE_TEST_REMOTE_KEY", remote.api_key)
         data = json.loads(json.dumps(served.data))
-        data["variants"][Q8].update(engine="openai", url=f"{remote.base_url}/v1")
+        data["variants"][Q8].update(engine="openai", url=f"{remote.base_url}/v1",
+                                    engine_options={"api_key_env": "QPIPE_TEST_REMOTE_KEY"})
         ext = make_params(data, evaluate={"limit": 24})
         stage.evaluate(ext, served.root, Q8, _mk(tmp_path / "ext"))
     own = [json.loads(x)["output"] for x in (tmp_path / "own" / "samples.jsonl").read_text().splitlines()]
