@@ -267,15 +267,25 @@ def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, 
                 "candidate: it need not be faster or smaller"}
     if t.min_speedup is None and t.min_compression is None:
         return {**base, "verdict": None, "message": "the profile asks for no speed or size gain"}
-    speed = (bench or {}).get(v["variant"], {}).get("output_tps_ratio") \
-        if v["speed"].get("serving_engine") else None
-    compression = v.get("compression")
-    fast = t.min_speedup is not None and speed is not None and speed >= t.min_speedup
+    entry = (bench or {}).get(v["variant"], {}) if v["speed"].get("serving_engine") else {}
+    speed = entry.get("output_tps_ratio")
+    ci = (entry.get("latency_paired") or {}).get("speedup_ci")
+    compression = v.get("compression")  # exact: bytes on disk
     small = t.min_compression is not None and compression is not None and compression >= t.min_compression
-    msg = (f"speed ×{speed if speed is not None else 'n/a (not benched on a serving engine)'}"
-           f" (needs ×{t.min_speedup}), size ×{compression} (needs ×{t.min_compression})")
-    return {**base, "value": speed, "verdict": "pass" if fast or small else "fail",
-            "message": ("gain: " if fast or small else "no gain: ") + msg}
+    # Speed is read from the interval of the paired per-request speed-up (bench's interleaved
+    # runs, Hodges–Lehmann), not a point estimate; without an interval it cannot pass.
+    if t.min_speedup is None or ci is None:
+        fast = None
+    else:
+        fast = "pass" if ci[0] >= t.min_speedup else "fail" if ci[1] < t.min_speedup else "inconclusive"
+    verdict = "pass" if small or fast == "pass" else "inconclusive" if fast == "inconclusive" else "fail"
+    speed_txt = ("n/a (not benched on a serving engine)" if speed is None and ci is None else
+                 f"{speed}" + (f", paired speed-up 95% CI [{ci[0]}, {ci[1]}]" if ci else
+                               " (no paired interval: too few requests)"))
+    msg = f"speed ×{speed_txt} (needs ×{t.min_speedup}), size ×{compression} (needs ×{t.min_compression})"
+    return {**base, "value": speed, "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
+            "verdict": verdict, "message": {"pass": "gain: ", "fail": "no gain: ",
+                                            "inconclusive": "gain not shown yet: "}[verdict] + msg}
 
 
 def utility(v: dict[str, Any], bench: dict[str, Any] | None, cfg) -> dict[str, Any]:

@@ -76,3 +76,20 @@ def test_the_paired_latency_test_pairs_requests_and_counts_no_baseline_run_twice
     assert ratios(runs, "b", {"b": 10, "v": 5}, bandwidth=1.0)["v"]["latency_vs_baseline"]["p_value"] > 0.01
     same = [lat("b", noisy(1)), lat("v", noisy(1)), lat("b", noisy(1))]
     assert ratios(same, "b", {"b": 10, "v": 5}, bandwidth=1.0)["v"]["latency_paired"]["p_value"] > 0.01
+
+
+def test_the_hodges_lehmann_interval_covers_the_true_shift_by_simulation():
+    """Seeded simulation: per-request log latency ratios = true shift + Laplace noise; the 95%
+    interval must cover the true shift ≥ 93% of the time at n = 16 and n = 64."""
+    import numpy as np
+
+    from pipeline.evaluate.bench import hodges_lehmann_interval
+
+    rng = np.random.default_rng(20261201)
+    for n in (16, 64):
+        covered = 0
+        for _ in range(400):
+            noise = rng.laplace(0, 0.1, n)  # symmetric, heavy-tailed: what the test assumes
+            lo_hi = hodges_lehmann_interval(list(np.log(0.8) + noise))[1:]
+            covered += lo_hi[0] <= np.log(0.8) <= lo_hi[1]
+        assert covered / 400 >= 0.93, (n, covered)

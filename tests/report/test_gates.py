@@ -84,10 +84,22 @@ def test_a_significant_large_drop_in_a_slice_nobody_declared_critical_fails():
 
 
 def test_speed_counts_only_on_a_serving_engine():
-    bench = {"v": {"output_tps_ratio": 2.0}}
+    bench = {"v": {"output_tps_ratio": 2.0, "latency_paired": {"speedup_ci": [1.8, 2.2]}}}
     assert evaluate_gates(entry(compression=1.0), bench, SAAS)["passed"]
     ref = evaluate_gates(entry(compression=1.0, serving=False), bench, SAAS)
     assert [f["criterion"] for f in ref["failed"]] == ["gain"]
+
+
+@pytest.mark.parametrize("ci, verdict", [([1.10, 1.30], "pass"), ([0.95, 1.20], "inconclusive"),
+                                         ([0.80, 1.02], "fail")])
+def test_speed_gain_is_read_from_its_interval_not_its_point(ci, verdict):
+    # the same point estimate (×1.15 > ×1.05) in all three: only the interval decides
+    bench = {"v": {"output_tps_ratio": 1.15, "latency_paired": {"speedup_ci": ci}}}
+    g = evaluate_gates(entry(compression=1.0), bench, SAAS)
+    assert verdicts(g)["gain"] == verdict
+    bench["v"]["latency_paired"] = {"speedup_ci": None}  # too few requests for an interval
+    assert verdicts(evaluate_gates(entry(compression=1.0), bench, SAAS))["gain"] == "fail"
+    assert verdicts(evaluate_gates(entry(compression=2.0), bench, SAAS))["gain"] == "pass"  # size
 
 
 def test_a_reference_run_need_not_earn_its_keep():
