@@ -78,4 +78,44 @@ def check_compare_view(page, url: str, shot: Path) -> None:
     text = page.inner_text("body")
     for value in ("0.833", "0.75", "-0.083"):
         assert value in text, value
+    # The distribution-level signals: the metrics grid renders only the rows in view, so it is
+    # scrolled until each metric is rendered with its value on its own row (the UI shows three
+    # decimals: 0.0123 as 0.012).
+    wanted = {"divergence/kld_mean": "0.012", "divergence/top1_agreement": "0.98",
+              "divergence/ref_loglik_delta": "-0.01"}
+    anchor = page.get_by_role("link", name="accuracy", exact=True).element_handle()
+    # The metrics section: two virtualised grids kept in step (names, values).
+    box = page.evaluate_handle("""el => { const g = el.closest('.ReactVirtualized__Grid');
+        return g && g.parentElement.closest('[class*=collapse-content-box]'); }""", anchor)
+    assert box.json_value() is not None, "the metrics grid is not where it was: layout changed"
+    on_row: dict[str, bool] = {}
+    for _ in range(300):
+        for metric, value in wanted.items():
+            on_row[metric] = on_row.get(metric) or page.evaluate("""([b, name, value]) => {
+                // a cell's row is its offset in the virtualised grid (style.top), whatever
+                // either grid's scroll position: the value's cell must share the name's row
+                const row = e => { while (e && !(e.parentElement && e.parentElement.classList
+                    .contains('ReactVirtualized__Grid__innerScrollContainer'))) e = e.parentElement;
+                    return e ? e.style.top : null; };
+                const a = [...b.querySelectorAll('a')].find(x => x.textContent.trim() === name);
+                if (!a) return false;
+                const top = row(a);
+                return [...b.querySelectorAll('*')].some(e => e.children.length === 0
+                    && e.textContent.trim() === value && row(e) === top && !a.contains(e));
+                }""", [box, metric, value])
+        if all(on_row.values()):
+            break
+        # scroll as a person does: the mouse wheel over the values (the names grid follows)
+        before = page.evaluate("b => [...b.querySelectorAll('.ReactVirtualized__Grid')]"
+                               ".map(g => g.scrollTop)", box)
+        area = page.evaluate("""b => { const gs = b.querySelectorAll('.ReactVirtualized__Grid');
+            const r = gs[gs.length - 1].getBoundingClientRect();
+            return [r.left, r.top, r.width, r.height]; }""", box)
+        page.mouse.move(area[0] + area[2] * 0.75, area[1] + area[3] / 2)
+        page.mouse.wheel(0, 90)
+        page.wait_for_timeout(150)
+        if page.evaluate("b => [...b.querySelectorAll('.ReactVirtualized__Grid')]"
+                         ".map(g => g.scrollTop)", box) == before:
+            break  # the bottom of the grid
     page.screenshot(path=str(shot))
+    assert all(on_row.values()), f"not shown on their rows in the compare view: {on_row}"
