@@ -482,6 +482,10 @@ class DivergenceConfig(_Section):
 
     long_prompts: int = Field(2, ge=0)      # 0: no long-generation probe
     long_max_len: PositiveInt | None = None  # default: the model's context length
+    # The same signals from the serving engine where it returns prompt log-probabilities (vLLM),
+    # top-k (≤ 20, vLLM's default max_logprobs) per position; null: the exact transformers
+    # measure only. Starts the baseline's and the variant's engines once each per variant.
+    engine_top_k: Annotated[int, Field(ge=1, le=20)] | None = None
 
 
 class BenchConfig(_Section):

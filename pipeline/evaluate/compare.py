@@ -163,7 +163,7 @@ def divergence_of(results: Path, name: str, evalset_sha256: str) -> dict[str, An
     if d.get("measured") and d.get("evalset_sha256") != evalset_sha256:
         return {"measured": False, "why": f"made on another evaluation set ({d.get('evalset_sha256')}) "
                                           f"— fix: `dvc repro divergence@{name}`"}
-    keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256")
+    keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256", "engine")
     if d.get("long_generation"):
         base = divergence.load(results, d.get("reference", "")) or {}
         lg = d["long_generation"]

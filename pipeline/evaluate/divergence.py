@@ -222,6 +222,9 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
         if (i + 1) % 250 == 0:
             log.info("divergence %s: %d/%d items (%.0f s)", name, i + 1, len(prompts), time.time() - t0)
     cfg = params.divergence
+    result["engine"] = engine_measure(params, root, name, prompts,
+                                      outputs_ids(tokenizer, items, outputs), rows) \
+        if cfg.engine_top_k else None
     max_len = cfg.long_max_len or int(getattr(base.config, "max_position_embeddings", 0) or 2048)
     shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), items[i].id))
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
@@ -235,6 +238,43 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
         k, v = key.split("=", 1)
         result["slices"][key] = summarize([r for r in rows if r["slices"].get(k) == v])
     return _write(dest, name, result, rows)
+
+
+def outputs_ids(tokenizer, items, outputs: dict[str, str]) -> list[list[int]]:
+    return [tokenizer.encode(outputs[i.id], add_special_tokens=False) for i in items]
+
+
+def engine_measure(params, root: Path, name: str, prompts, outs,
+                   rows: list[dict]) -> dict[str, Any]:
+    """The signals from the serving engine itself (pipeline.evaluate.engine_divergence), when
+    both the baseline and the variant are served by an engine that returns prompt
+    log-probabilities; else why not."""
+    from pipeline.evaluate import engine_divergence as ed
+    from pipeline.evaluate.stage import open_engine
+
+    k = params.divergence.engine_top_k
+    engines = {params.engine_for(params.baseline), params.engine_for(name)}
+    if not engines <= set(ed.ENGINES):
+        return {"measured": False, "why": f"served by {', '.join(sorted(engines))}: only "
+                                          f"{', '.join(ed.ENGINES)} returns prompt log-probabilities"}
+    seqs = list(zip(prompts, outs))
+    logs = root / "logs" / "divergence"  # the engines' logs, outside the stage's outputs
+    logs.mkdir(parents=True, exist_ok=True)
+    got = {}
+    for who in (params.baseline, name):
+        with open_engine(params, root, who, logs / f"{name}-{who}.log") as eng:
+            got[who] = ed.along(eng, seqs, k)
+            version = eng.info().version
+    for row, b, v in zip(rows, got[params.baseline], got[name]):
+        row.update(ed.item_signals(b, v, k))
+    method = " ".join(ed.__doc__.split(chr(10) * 2)[2].split())  # the stated approximation
+    out = {"measured": True, "engine": f"vllm {version}", "method": method,
+           "overall": ed.summarize(rows, k), "slices": {}}
+    keys = sorted({f"{kk}={vv}" for r in rows for kk, vv in r["slices"].items()})
+    for key in keys:
+        kk, vv = key.split("=", 1)
+        out["slices"][key] = ed.summarize([r for r in rows if r["slices"].get(kk) == vv], k)
+    return out
 
 
 def _write(dest: Path, name: str, result: dict, rows: list[dict]) -> dict:

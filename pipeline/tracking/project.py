@@ -365,6 +365,13 @@ def divergence_metrics(d: dict) -> dict[str, float]:
     out = numbers({k: d["overall"].get(k) for k in keys}, "divergence")
     for name, s in (d.get("slices") or {}).items():
         out |= numbers({k: s.get(k) for k in keys}, metric_name("divergence", "slice", *name.split("=", 1)))
+    engine = d.get("engine") or {}
+    if engine.get("measured"):  # the serving engine's own figures (top-k approximation)
+        ekeys = ("kld_mean", "kld_p99", "top1_agreement", "baseline_tail_mass")
+        out |= numbers({k: engine["overall"].get(k) for k in ekeys}, "divergence_engine")
+        for name, s in (engine.get("slices") or {}).items():
+            out |= numbers({k: s.get(k) for k in ekeys},
+                           metric_name("divergence_engine", "slice", *name.split("=", 1)))
     return out
 
 

@@ -85,3 +85,34 @@ def test_diff_engines_reports_consistency_levels_and_slices(served):
     assert crit["throughput"]["passed"] is None and "reference" in crit["throughput"]["detail"]
     assert crit["exact_match"]["passed"] == (c["exact_match_rate"] >= v["tier"]["min_exact_match"])
     assert v["passed"] == (crit["exact_match"]["passed"] and crit["task_agreement"]["passed"])
+
+
+def test_engine_side_divergence_from_vllm_prompt_logprobs(served, tmp_path):
+    """vLLM's own prompt log-probabilities, teacher-forced along the baseline's outputs: the
+    baseline against itself shows no divergence; W8A8 (int8 weights and activations in vLLM's
+    kernels) does, on the scale of the exact transformers measure of its weights."""
+    from pipeline.evaluate import divergence, engine_divergence as ed
+    from pipeline.evaluate.harness import load_evalset, render
+    from pipeline.models import load_tokenizer
+
+    served.artifact("baseline")
+    served.artifact(W8A8)
+    params = make_params(served.data, evaluate={"limit": 16, "lm_eval": {"tasks": []}})
+    stage.evaluate(params, served.root, "baseline", tmp_path / "b")
+    outputs = [json.loads(x)["output"] for x in (tmp_path / "b" / "samples.jsonl").read_text().splitlines()]
+    tok = load_tokenizer(served.root / params.model.path)
+    items = load_evalset(served.root / params.evaluate.evalset, limit=16).items
+    seqs = list(zip(render(tok, items), [tok.encode(o, add_special_tokens=False) for o in outputs]))
+    got = {}
+    for name in ("baseline", W8A8):
+        with stage.open_engine(params, served.root, name, tmp_path / f"{name}.log") as eng:
+            got[name] = ed.along(eng, seqs, 20)
+    same = ed.summarize([ed.item_signals(b, b, 20) for b in got["baseline"]], 20)
+    w8 = ed.summarize([ed.item_signals(b, v, 20) for b, v in zip(got["baseline"], got[W8A8])], 20)
+    assert same["tokens"] == w8["tokens"] == sum(len(c) for _, c in seqs) > 0
+    assert same["kld_mean"] == 0.0 and same["top1_agreement"] == 1.0
+    assert w8["kld_mean"] > 1e-5 and w8["baseline_tail_mass"] < 0.05
+    base_m = divergence.load_reference(served.root / "artifacts" / "baseline")
+    var_m = divergence.load_reference(served.root / "artifacts" / W8A8)
+    exact = divergence.summarize([divergence.item_signals(base_m, var_m, p, c, []) for p, c in seqs], n_boot=200)
+    assert 0.1 < w8["kld_mean"] / exact["kld_mean"] < 10, (w8, exact)
