@@ -131,6 +131,18 @@ def _divergence(comparison: dict[str, Any]) -> list[str]:
                    f"{o.get('top1_agreement', 1):.2%} | {o.get('ref_loglik_delta', 0):+.4f} "
                    f"[{ci[0]:+.4f}, {ci[1]:+.4f}] | "
                    + (f"{worst[0]} ({worst[1].get('kld_mean', 0):.5f})" if worst[0] else "—") + " |")
+    engine = [(n, d["engine"]) for n, d in rows if (d.get("engine") or {}).get("measured")]
+    if engine:
+        out += ["", "From the serving engine's own prompt log-probabilities (the kernels it runs in "
+                "production; KL over the baseline's top-k tokens per position, a token missing from "
+                "the variant's top-k at its smallest returned log-probability):", "",
+                "| variant | engine | top-k | KLD mean | KLD p99 | top-1 agreement | baseline mass "
+                "outside its top-k |", "|---|---|---|---|---|---|---|"]
+        for name, e in engine:
+            o = e["overall"]
+            out.append(f"| {name} | {e.get('engine')} | {o.get('top_k')} | {o.get('kld_mean', 0):.5f} | "
+                       f"{o.get('kld_p99', 0):.4f} | {o.get('top1_agreement', 1):.2%} | "
+                       f"{o.get('baseline_tail_mass', 0):.4f} |")
     return out
 
 
