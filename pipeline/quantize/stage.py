@@ -278,6 +278,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
                 # the bytes the quantizer read (recomputed after it ran: unchanged, or refused)
                 "files_sha256": calibration_files(req.calibration_dir)},
             "options": dict(v.options),
+            "trust_remote_code": params.model.trust_remote_code,  # the one remote-code switch
             "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
                              "peak_gpu_bytes": peak_gpu, "device": used, "device_requested": device,
                              "processes": processes,

@@ -82,6 +82,7 @@ def test_variant_artifact(project, quantized, variant):
     assert (m["variant"], m["scheme"], m["bits"], m["group_size"]) == (variant, v.scheme, bits, group_size)
     assert (m["format"], m["engine"], m["backend"]) == (fmt, project.params.engine_for(variant), v.backend)
     assert m["tool_versions"]["qpipe"]
+    assert m["trust_remote_code"] is False  # the one remote-code switch, recorded
     if variant in LLMC:
         assert m["tool_versions"]["llmcompressor"] == importlib.metadata.version("llmcompressor")
     else:
@@ -97,6 +98,9 @@ def test_variant_artifact(project, quantized, variant):
         card = json.loads((project.root / "data/calibration/business/card.json").read_text())
         assert m["calibration"]["content_sha256"] == card["content_sha256"] == project.card["content_sha256"]
         assert m["quantization"]["calibration_samples"] == project.small_set["num_samples"]
+        # the bytes the quantizer read, as the set's build recorded them
+        assert m["calibration"]["files_sha256"] == card["files_sha256"]
+        assert set(card["files_sha256"]) == {"samples.jsonl", "data.parquet", "imatrix.txt"}
     else:
         assert m["calibration"] is None
 

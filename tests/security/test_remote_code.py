@@ -51,3 +51,4 @@ def test_lm_eval_tasks_that_import_python_are_refused(repo, tmp_path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
     found = [p for p in validate_project(tmp_path / "params.yaml") if "remote code" in p.message]
     assert sorted(p.message.split()[0] for p in found) == ["tasks/t.yaml", "tasks/utils.py"]
+
