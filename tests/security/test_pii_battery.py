@@ -118,3 +118,22 @@ def test_nothing_survives_the_split(tmp_path):
     blob = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in outputs)
     survivors = sorted({v for v, _ in planted if v in blob} | {v for v in ids if v in blob})
     assert survivors == [], survivors
+    # and in MLflow: every split output logged as tracking logs files, the evaluation set as a
+    # dataset input, then everything the store holds (database and artifacts) read back
+    from mlflow import MlflowClient
+
+    from pipeline.tracking.log import dataset_input, upload
+    from pipeline.tracking.project import Dataset
+
+    store = tmp_path / "mlflow"
+    store.mkdir()
+    client = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
+    run = client.create_run(client.create_experiment("pii", artifact_location=(store / "art").as_uri()))
+    for p in outputs:
+        upload(client, run.info.run_id, p, p.parent.name)
+    card = json.loads((tmp_path / "data" / "evalset" / "card.json").read_text())
+    client.log_inputs(run.info.run_id, [dataset_input(Dataset(
+        "evalset", "evaluation", tmp_path / "data" / "evalset", card["content_sha256"], card, None))])
+    held = "\n".join(p.read_bytes().decode("utf-8", errors="replace") for p in store.rglob("*") if p.is_file())
+    assert len(held) > 10_000  # the files did arrive
+    assert sorted({v for v, _ in planted if v in held} | {v for v in ids if v in held}) == []
