@@ -67,10 +67,23 @@ def files_of(d: Path) -> dict[str, bytes]:
 
 def edit_one_pool_record(root: Path) -> str:
     """Rewrite the user text of the first calibration-pool record in its source line."""
+    from pipeline.calibration.split import id_key, pseudonym
+    from pipeline.config import load_params
+
+    # ids leave the split as keyed-hash pseudonyms: find the pool's first record among the logs'
+    # own ids by hashing them alike
+    key, _ = id_key(load_params(root / "params.yaml"))
     pool_ids = [json.loads(line)["id"] for line in
                 (root / "data" / "pools" / "calibration.jsonl").read_text(encoding="utf-8").splitlines()]
-    wanted = next(i for i in pool_ids if i.startswith("r-0"))
-    for path in sorted((root / "calibration" / "sources" / "demo").glob("*.jsonl")):
+    sources = sorted((root / "calibration" / "sources" / "demo").glob("*.jsonl"))
+    raw_ids = {}
+    for path in sources:  # the demo's logs hold planted malformed lines: by bytes, leniently
+        for line in path.read_bytes().split(b"\n"):
+            if line.startswith(b'{"id": "r-0'):
+                raw = line[8:line.index(b'"', 8)].decode()
+                raw_ids[pseudonym(key, raw)] = raw
+    wanted = next(raw_ids[i] for i in pool_ids if i in raw_ids)
+    for path in sources:
         lines = path.read_bytes().split(b"\n")
         for k, line in enumerate(lines):
             if line.startswith(f'{{"id": "{wanted}"'.encode()):
