@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -47,6 +48,11 @@ def ordered_map(fn: Callable[[list[T]], list[R]], items: Iterable[T], *, workers
 
 
 def _init_process(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
+    # A worker dies on the SIGTERM its pool sends when it closes: it must not inherit the CLI's
+    # SIGTERM-as-interrupt handler, which can leave it alive and the pool waiting for it forever.
+    # Ctrl-C is the parent's to handle.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The worker processes are the parallelism: a fast tokenizer's own threads would only
     # compete with the other workers for the same cores (measured: ~5 % more CPU).
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
