@@ -24,10 +24,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "model.safetensors")
-# A calibration-free variant, the baseline, its re-run (the noise floor), llama.cpp's own
-# baseline, one per calibration set, and GGUF (imatrix).
-VARIANTS = ("baseline", "baseline_rerun", "gguf_f16", "fp8_dynamic", "gptq_w4a16_business",
-            "gptq_w4a16_general", "gguf_q4_k_m_business")
+# A calibration-free variant, the baseline, its re-run (vLLM's noise floor), llama.cpp's own
+# baseline and its re-run (llama.cpp's noise floor), one per calibration set, and GGUF (imatrix).
+VARIANTS = ("baseline", "baseline_rerun", "gguf_f16", "gguf_f16_rerun", "fp8_dynamic",
+            "gptq_w4a16_business", "gptq_w4a16_general", "gguf_q4_k_m_business")
 DATA_FILES = ("samples.jsonl", "data.parquet", "imatrix.txt")
 
 
@@ -214,7 +214,10 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
     assert report["variants"]["fp8_dynamic"]["engine"]["name"] == "transformers"
     v = report["variants"]
     assert v["gguf_q4_k_m_business"]["reference"] == "gguf_f16" and v["gptq_w4a16_business"]["reference"] == "baseline"
-    assert report["noise_floor"]["vllm"]["measured"]
+    for engine, rerun, ref in (("vllm", "baseline_rerun", "baseline"), ("llamacpp", "gguf_f16_rerun", "gguf_f16")):
+        floor = report["noise_floor"][engine]
+        assert floor["measured"] and (floor["variant"], floor["reference"]) == (rerun, ref), floor
+        assert v[rerun]["reference"] == ref and v[rerun]["reference_role"], v[rerun]
     for name in ("gptq_w4a16_business", "gguf_q4_k_m_business", "fp8_dynamic"):
         d = v[name]["divergence"]
         assert d["measured"] and d["overall"]["tokens"] > 0 and "scenario=faq" in d["slices"], name

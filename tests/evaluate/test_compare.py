@@ -53,8 +53,8 @@ def metrics(name: str, engine: str, recs: list[dict]) -> dict:
 @pytest.fixture
 def project(tmp_path):
     data = yaml.safe_load((REPO / "params.yaml").read_text())
-    keep = ("baseline", "baseline_rerun", "gguf_f16", "gguf_q8_0_business", "gguf_q2_k_business",
-            "gptq_w4a16_business")
+    keep = ("baseline", "baseline_rerun", "gguf_f16", "gguf_f16_rerun", "gguf_q8_0_business",
+            "gguf_q2_k_business", "gptq_w4a16_business")
     data["variants"] = {k: v for k, v in data["variants"].items() if k in keep}
     data["gates"]["critical_slices"] = ["scenario=tool_call"]
     params = Params.model_validate(data)
@@ -69,6 +69,8 @@ def project(tmp_path):
     made["gguf_q8_0_business"] = ("llamacpp", records(n, rng, flip=0.002, base=f16))
     made["gguf_q2_k_business"] = ("llamacpp", records(n, rng, flip=0.01, lose=0.4, lose_in="faq", base=f16))
     made["gptq_w4a16_business"] = ("vllm", records(n, rng, flip=0.004, base=base))
+    # llama.cpp's reference served again: its own floor, a little wider than vLLM's
+    made["gguf_f16_rerun"] = ("llamacpp", records(n, rng, flip=0.01, base=f16))
     for name, (engine, recs) in made.items():
         d = tmp_path / "results" / name
         d.mkdir(parents=True)
@@ -99,6 +101,11 @@ def test_noise_floor_is_measured_and_reported(project):
     assert floor["outputs_changed"] == floor["results_changed"] > 0
     assert floor["outputs_changed_ci"][0] < floor["outputs_changed_share"] < floor["outputs_changed_ci"][1]
     assert "within_noise_floor" in c["variants"]["gptq_w4a16_business"]
+    # each engine has its own floor, measured against its own reference
+    cpp = c["noise_floor"]["llamacpp"]
+    assert cpp["measured"] and (cpp["variant"], cpp["reference"]) == ("gguf_f16_rerun", "gguf_f16")
+    assert cpp["outputs_changed"] > floor["outputs_changed"]
+    assert c["variants"]["gguf_q8_0_business"]["within_noise_floor"]
 
 
 def test_slice_drops_are_flagged_after_benjamini_hochberg(project):
