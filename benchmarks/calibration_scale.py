@@ -44,7 +44,7 @@ def generate_logs(path: Path, records: int, *, seed: int, days: int = 90, end_da
     """Stream `records` log lines to `path`: conversation i is the demo generator's conversation
     i (a pure function of seed and i), with a duplicate or a malformed copy planted in between
     at the given shares (the generator's own planting helpers)."""
-    from pipeline.demo import generator as g
+    from demo import generator as g
 
     end = dt.datetime.fromisoformat(end_date).replace(tzinfo=dt.timezone.utc)
     plant = random.Random(f"plant:{seed}")

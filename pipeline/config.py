@@ -14,7 +14,6 @@ False
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import logging
 import re
 import types
@@ -164,38 +163,6 @@ class ModelConfig(_Section):
     # llama.cpp's converter recognises a tokenizer's pre-tokenizer by a hash of its output; a
     # tokenizer trained in-house is unknown to it and must be declared (e.g. qwen2, llama-bpe).
     gguf_pre_tokenizer: str | None = None
-
-
-class DemoLogs(_Section):
-    out_dir: Path
-    conversations: PositiveInt = 3000
-    days: PositiveInt = 90
-    end_date: dt.date
-    malformed_share: Share = 0.02
-    duplicate_share: Share = 0.03
-
-
-class DemoGeneralCorpus(_Section):
-    path: Path
-    documents: PositiveInt = 600
-
-
-class DemoTrain(_Section):
-    out_dir: Path
-    seed: int = 7
-    examples: PositiveInt = 120000
-    heldout: PositiveInt = 600
-    steps: PositiveInt = 3333
-    batch_size: PositiveInt = 128
-    learning_rate: Annotated[float, Field(gt=0)] = 0.002
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-
-
-class DemoConfig(_Section):
-    seed: int = 0
-    logs: DemoLogs
-    general_corpus: DemoGeneralCorpus
-    train: DemoTrain
 
 
 class DataConfig(_Section):
@@ -379,6 +346,19 @@ class Variant(_Section):
 Device = Annotated[str, Field(pattern=r"^(cpu|cuda|cuda:\d+|auto)$")]
 
 
+class LoadCheckConfig(_Section):
+    """The prompt every artifact's load check answers with a few greedy tokens (recorded in its
+    manifest): a question in the model's own domain shows at a glance that the weights still work."""
+
+    system: str | None = None
+    prompt: str = "Reply with one short sentence."
+    new_tokens: PositiveInt = 16
+
+    def messages(self) -> list[dict[str, str]]:
+        return ([{"role": "system", "content": self.system}] if self.system else []) + \
+            [{"role": "user", "content": self.prompt}]
+
+
 class QuantizeConfig(_Section):
     """Where quantization runs. On a GPU the model stays in host memory and llm-compressor's
     sequential pipeline onloads one layer at a time, so a model larger than the GPU fits."""
@@ -387,6 +367,7 @@ class QuantizeConfig(_Section):
     # GPUs one llm-compressor run is spread over (torchrun, one process per GPU): each process
     # calibrates on its share of the samples, GPTQ's layer solves are divided among them.
     gpus: PositiveInt = 1
+    load_check: LoadCheckConfig = Field(default_factory=LoadCheckConfig)
 
     @model_validator(mode="after")
     def _gpus_need_cuda(self) -> QuantizeConfig:
@@ -593,7 +574,8 @@ class Params(_Section):
     """The whole of params.yaml."""
 
     model: ModelConfig
-    demo: DemoConfig | None = None
+    # The embedded demo's own section: validated by demo/config.py, never read by the pipeline.
+    demo: dict[str, Any] | None = None
     data: DataConfig
     split: SplitConfig = Field(default_factory=SplitConfig)
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)

@@ -14,11 +14,21 @@ runner = CliRunner()
 def test_help_lists_commands():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for cmd in ("validate", "demo", "calib"):
+    for cmd in ("validate", "calib", "quantize", "eval", "compare", "handoff"):
         assert cmd in result.output
+    assert "demo" not in result.output.split("Commands")[1].split()  # the demo has its own CLI
     calib = runner.invoke(app, ["calib", "--help"])
     for cmd in ("split", "build", "inspect", "diff", "freeze"):
         assert cmd in calib.output
+
+
+def test_the_demo_has_its_own_command_line():
+    from demo.cli import app as demo_app
+
+    result = runner.invoke(demo_app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("generate", "train", "eval"):
+        assert cmd in result.output
 
 
 def test_validate_passes_on_the_repository(repo, monkeypatch):

@@ -47,7 +47,7 @@ class AutoAwqBackend(ExternalBackend):
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         result = super().quantize(req)
         request = {"variant": req.variant, "out_dir": str(req.out_dir), "device": req.device,
-                   "load_only": "awq_torch", "load_check": self.load_check_spec()}
+                   "load_only": "awq_torch", "load_check": self.load_check_spec(req)}
         result.load_check = self.call("gptqmodel", "gptqmodel", request, req)["load_check"]
         return result
 

@@ -56,6 +56,9 @@ class QuantizeRequest:
     trust_remote_code: bool = False
     device: str = "cpu"
     processes: int = 1              # >1: one process per GPU under torchrun (llm-compressor)
+    # the load check's chat messages and how many greedy tokens it generates (quantize.load_check)
+    load_check: list[dict[str, str]] = field(default_factory=list)
+    load_check_tokens: int = 16
 
 
 @dataclass
@@ -113,7 +116,6 @@ def get_backend(name: str) -> Backend:
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / "scripts" / "setup-backend-env.sh"
-LOAD_CHECK_TOKENS = 16
 
 
 def backend_python(name: str) -> str:
@@ -219,13 +221,9 @@ class ExternalBackend(Backend):
         return texts, card.get("params", {}).get("set", {}).get("max_seq_len")
 
     @staticmethod
-    def load_check_spec() -> dict[str, Any]:
-        """The prompt every load check answers (the stage's own, for in-process loaders)."""
-        from pipeline.demo.world import SYSTEM_PROMPTS
-        from pipeline.quantize.stage import LOAD_CHECK_PROMPT
-
-        return {"messages": [{"role": "system", "content": SYSTEM_PROMPTS["faq"]}, *LOAD_CHECK_PROMPT],
-                "new_tokens": LOAD_CHECK_TOKENS}
+    def load_check_spec(req: QuantizeRequest) -> dict[str, Any]:
+        """The prompt the load check answers in the backend's environment (quantize.load_check)."""
+        return {"messages": req.load_check, "new_tokens": req.load_check_tokens}
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         texts, max_len = self.calibration_texts(req)
@@ -235,7 +233,7 @@ class ExternalBackend(Backend):
             "calibration": texts,
             "max_seq_length": int(req.options.get("max_seq_length") or max_len or 512),
             "options": dict(req.options), "dtype": req.dtype, "device": req.device,
-            "trust_remote_code": req.trust_remote_code, "load_check": self.load_check_spec(),
+            "trust_remote_code": req.trust_remote_code, "load_check": self.load_check_spec(req),
         }
         result = self.call(self.name, self.name, request, req)
         return QuantizeResult(format=result["format"], tool_versions=result["tool_versions"],

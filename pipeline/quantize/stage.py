@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 
 BITS = {"bf16": 16, "fp16": 16, "w4a16_gptq": 4, "w4a16_awq": 4, "w8a8_int8": 8,
         "fp8_dynamic": 8, "fp8": 8, "nvfp4": 4}
-LOAD_CHECK_PROMPT = [
-    {"role": "user", "content": "What is the warranty period of the Vertex laptop?"}]
 
 
 def _git_commit(root: Path) -> str | None:
@@ -46,13 +44,13 @@ def _git_commit(root: Path) -> str | None:
     return out.stdout.strip() or None
 
 
-def load_check(out_dir: Path, fmt: str, *, system: str | None, model_dir: Path,
+def load_check(out_dir: Path, fmt: str, *, msgs: list[dict[str, str]], model_dir: Path,
                new_tokens: int = 16, device: str = "cpu") -> dict:
-    """Reload the artifact with its native loader and generate a few greedy tokens.
+    """Reload the artifact with its native loader and generate a few greedy tokens in answer to
+    `msgs` (quantize.load_check).
 
     After a GPU run the check runs on that GPU when the model fits there (an 8B model generates
     in seconds there, in minutes on a CPU); a model larger than the GPU is checked on the CPU."""
-    msgs = ([{"role": "system", "content": system}] if system else []) + LOAD_CHECK_PROMPT
     if fmt == "gguf":
         return _gguf_load_check(out_dir, msgs, model_dir, new_tokens)
     if fmt not in ("compressed-tensors", "hf"):
@@ -201,7 +199,8 @@ def request_for(params, root: Path, name: str, device: str = "cpu", gpus: int = 
                            options={"gguf_pre_tokenizer": params.model.gguf_pre_tokenizer} | dict(v.options),
                            dtype=params.model.dtype,
                            trust_remote_code=params.model.trust_remote_code, device=device,
-                           processes=gpus)
+                           processes=gpus, load_check=params.quantize.load_check.messages(),
+                           load_check_tokens=params.quantize.load_check.new_tokens)
 
 
 def resolve_gpus(gpus: int, used: str, backend: str) -> tuple[int, list[str]]:
@@ -255,11 +254,10 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
         # Over several GPUs the work is the processes' (this one waited): the largest of theirs.
         per_process = [b for b in result.details.get("peak_gpu_bytes_per_process") or [] if b is not None]
         peak_gpu = max(per_process) if per_process else _peak_gpu(used)
-        from pipeline.demo.world import SYSTEM_PROMPTS  # the demo's FAQ prompt; harmless elsewhere
-
         # The artifact's files are final: hash them while the load check reads them too.
         files = pool.submit(file_table, req.out_dir)
-        check = result.load_check or load_check(req.out_dir, result.format, system=SYSTEM_PROMPTS["faq"],
+        check = result.load_check or load_check(req.out_dir, result.format, msgs=req.load_check,
+                                                new_tokens=req.load_check_tokens,
                                                 model_dir=req.model_dir, device=req.device)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)

@@ -22,7 +22,7 @@ from pipeline.calibration.inspect import diff, freeze
 from pipeline.calibration.sample import QuotaError
 from pipeline.calibration.split import dedup_text, length_bucket
 from pipeline.config import load_params
-from pipeline.demo.generator import draft, planted_pii, write_general_corpus, write_logs
+from demo.generator import draft, planted_pii, write_general_corpus, write_logs
 from pipeline.models import load_tokenizer
 
 SEED = 20261129

@@ -4,9 +4,9 @@ from collections import Counter
 import pytest
 import yaml
 
-from pipeline.demo import generator as g
-from pipeline.demo.generator import conversation, draft, log_records, planted_pii, write_logs
-from pipeline.demo.world import PRODUCTS
+from demo import generator as g
+from demo.generator import conversation, draft, log_records, planted_pii, write_logs
+from demo.world import PRODUCTS
 
 PII_KINDS = {"EMAIL", "PHONE", "NATIONAL_ID", "CARD", "ADDRESS", "PERSON"}
 

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from pipeline.demo.heldout import evaluate_model, heldout_conversations
-from pipeline.demo.train import decontaminate, shingles
-from pipeline.demo.generator import conversation, conversation_text
+from demo.heldout import evaluate_model, heldout_conversations
+from demo.train import decontaminate, shingles
+from demo.generator import conversation, conversation_text
 
 
 @pytest.fixture(scope="module")
@@ -37,14 +37,14 @@ def test_loads_offline_and_generates(model_dir, monkeypatch):
 
     tok, model = load_tokenizer(model_dir), load_model(model_dir)
     assert str(model.dtype) == "torch.bfloat16"
-    from pipeline.demo.world import SYSTEM_PROMPTS
+    from demo.world import SYSTEM_PROMPTS
 
     msgs = [{"role": "system", "content": SYSTEM_PROMPTS["faq"]},
             {"role": "user", "content": "Hello. What is the return window for the Aurora router?"}]
     ids = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
     out = model.generate(**ids, max_new_tokens=24, do_sample=False, pad_token_id=tok.pad_token_id)
     text = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
-    assert "30 days" in text  # the demo company's policy (pipeline/demo/world.py)
+    assert "30 days" in text  # the demo company's policy (demo/world.py)
 
 
 def test_tokenizer_splits_digits_and_uses_chatml(model_dir):
@@ -62,7 +62,7 @@ def test_tokenizer_splits_digits_and_uses_chatml(model_dir):
 def test_model_card_states_score_and_command(model_dir, training):
     card = (model_dir / "README.md").read_text()
     assert f"{training['heldout']['overall']:.1%}" in card
-    assert "qpipe demo eval" in card and "python -m pipeline.demo.train" in card
+    assert "qpipe-demo eval" in card and "python -m demo.train" in card
     assert f"seed {training['config']['seed']}" in card
 
 

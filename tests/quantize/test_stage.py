@@ -254,3 +254,21 @@ def test_fast_backend_still_records_a_positive_wall_time(project, tmp_path, monk
     monkeypatch.setattr(stage, "load_check", lambda *a, **k: {"ok": True, "text": "stub"})
     m = stage.run(project.params, root, "baseline")
     assert m["quantization"]["wall_seconds"] > 0
+
+
+def test_the_load_check_asks_the_prompt_params_name(project, tmp_path):
+    """The load check is the user's question (quantize.load_check), not a built-in demo one: the
+    baseline reloaded through transformers answers the configured messages, recorded in its
+    manifest, and another prompt gives other tokens."""
+    root = clone(project, tmp_path / "p")
+    params = project.params.model_copy(deep=True)
+    params.quantize.load_check.system = None
+    params.quantize.load_check.prompt = "What is the warranty period of the Vertex laptop?"
+    params.quantize.load_check.new_tokens = 6
+    first = stage.run(params, root, "baseline")["load_check"]
+    assert first["ok"] and len(first["tokens"]) == 6
+    params.quantize.load_check.prompt = "Classify the support ticket: my invoice is wrong."
+    second = stage.run(params, root, "baseline")["load_check"]
+    assert second["ok"] and second["tokens"] != first["tokens"]
+    req = stage.request_for(params, root, "baseline")
+    assert req.load_check == [{"role": "user", "content": params.quantize.load_check.prompt}]

@@ -9,7 +9,7 @@ import time
 import pytest
 import yaml
 
-from pipeline.demo.generator import write_logs
+from demo.generator import write_logs
 from pipeline.engines.base import _group_members
 
 from .conftest import REPO
