@@ -40,9 +40,9 @@ def evaluate(device: str, out: Path, variants: list[str], limit: int | None) -> 
 
 
 def compare(a: Path, b: Path) -> None:
-    from pipeline.evaluate.compare import load_results
+    from pipeline.compare.paired import load_results
     from pipeline.evaluate.detectors import consistency
-    from pipeline.evaluate.stats import paired_accuracy
+    from pipeline.stats.paired import paired_accuracy
 
     for d in sorted(p for p in a.iterdir() if (p / "metrics.json").is_file()):
         ma, ra = load_results(a, d.name)

@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import GatesConfig, load_params  # noqa: E402
-from pipeline.evaluate.compare import compare_variant  # noqa: E402
-from pipeline.evaluate.plan import plan  # noqa: E402
-from pipeline.report.gates import PROFILES, evaluate_gates  # noqa: E402
+from pipeline.compare.paired import compare_variant  # noqa: E402
+from pipeline.compare.plan import plan  # noqa: E402
+from pipeline.compare.gates import PROFILES, evaluate_gates  # noqa: E402
 
 
 def cells(records: list[dict]) -> dict[tuple, list[int]]:

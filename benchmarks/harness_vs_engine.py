@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import load_params  # noqa: E402
-from pipeline.evaluate.bench import bench_prompts  # noqa: E402
+from pipeline.bench.stage import bench_prompts  # noqa: E402
 from pipeline.evaluate.harness import run_prompts  # noqa: E402
 from pipeline.evaluate.stage import open_engine  # noqa: E402
-from pipeline.llamacpp import locate  # noqa: E402
+from pipeline.llamacpp_tools import locate  # noqa: E402
 from pipeline.models import load_tokenizer  # noqa: E402
 
 

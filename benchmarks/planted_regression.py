@@ -139,11 +139,11 @@ def main() -> None:
 
     import torch
 
-    from pipeline.evaluate import noninferiority as ni
+    from pipeline.stats import noninferiority as ni
     from pipeline.evaluate.divergence import summarize
     from pipeline.evaluate.harness import load_evalset, render
     from pipeline.evaluate.scorers import score
-    from pipeline.report.gates import PROFILES
+    from pipeline.compare.gates import PROFILES
 
     torch.manual_seed(0)
     torch.set_num_threads(max(1, torch.get_num_threads()))

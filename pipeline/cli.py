@@ -169,9 +169,9 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
     are refused."""
     import json as _json
 
-    from pipeline.artifacts.bundle import SCHEMA as BUNDLE
+    from pipeline.handoff.bundle import SCHEMA as BUNDLE
     from pipeline.artifacts.manifest import verify as verify_dir
-    from pipeline.report.custody import verify_bundle
+    from pipeline.handoff.custody import verify_bundle
 
     try:
         is_bundle = _json.loads((path / "manifest.json").read_text()).get("schema") == BUNDLE
@@ -297,7 +297,7 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
 def bench(params: Path = ParamsOpt) -> None:
     """Throughput and latency of the baseline and every served variant, alternately, in one
     run (speed is only comparable as ratios taken side by side) → bench.out."""
-    from pipeline.evaluate.bench import run
+    from pipeline.bench.stage import run
 
     p = _params(params)
     _terminate_as_interrupt()
@@ -317,8 +317,8 @@ def compare(params: Path = ParamsOpt,
                                                         help="Only these (repeatable).")) -> None:
     """Paired statistics of every variant against the baseline, gates, utility, Pareto front,
     calibration effect and plots → compare.out_dir/ (comparison.json, comparison.md, PNGs)."""
-    from pipeline.evaluate.report import summary_lines
-    from pipeline.report.stage import run
+    from pipeline.compare.summary import summary_lines
+    from pipeline.compare.stage import run
 
     p = _params(params)
     r = _guarded(run, p, params.resolve().parent, baseline=baseline, variants=variant or None)
@@ -357,7 +357,7 @@ def plan(params: Path = ParamsOpt,
          json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the plan here.")) -> None:
     """Before spending compute: per slice, the smallest drop the evaluation set can see and the
     items each gate profile's margins need; which profiles the evaluation set supports."""
-    from pipeline.evaluate.plan import plan as make_plan, render
+    from pipeline.compare.plan import plan as make_plan, render
     from pipeline.io import write_json
 
     p = _params(params)
@@ -373,8 +373,8 @@ def plan(params: Path = ParamsOpt,
 def report(params: Path = ParamsOpt) -> None:
     """Redo gates, utility, plots and comparison.md from the existing comparison.json (after a
     change of gate profile or utility weights; no re-evaluation)."""
-    from pipeline.evaluate.report import summary_lines
-    from pipeline.report.stage import report_only
+    from pipeline.compare.summary import summary_lines
+    from pipeline.compare.stage import report_only
 
     p = _params(params)
     r = _guarded(report_only, p, params.resolve().parent)
@@ -392,7 +392,7 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
                  params: Path = ParamsOpt) -> None:
     """Serve one artifact on two engines; report output consistency (exact, character, task
     result) and accuracy per slice — the engine as the only variable (seed 000 ch. 7)."""
-    from pipeline.evaluate.diff import run
+    from pipeline.compare.diff_engines import run
 
     p = _params(params)
     _variant(p, variant)
@@ -419,7 +419,7 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
 def handoff(params: Path = ParamsOpt) -> None:
     """Bundle every variant whose gates passed into handoff/<variant>/ (model, model card,
     comparison, manifest + SHA256SUMS); handoff/index.json lists what was left out and why."""
-    from pipeline.report.handoff import run
+    from pipeline.handoff.stage import run
 
     p = _params(params)
     index = _guarded(run, p, params.resolve().parent)
@@ -438,7 +438,7 @@ def approve(variant: str = typer.Argument(..., help="A variant of the comparison
             params: Path = ParamsOpt) -> None:
     """Sign a variant off: only if its gates passed (or --override --reason), register its bundle
     in the MLflow Model Registry with the alias `approved`, record it in approvals/<variant>.json."""
-    from pipeline.report.handoff import approve as run
+    from pipeline.handoff.stage import approve as run
 
     p = _params(params)
     r = _guarded(run, p, params.resolve().parent, variant, by=by, note=note, override=override, reason=reason)

@@ -530,7 +530,7 @@ GATE_PROFILES = ("compliance_audit", "finance_medical", "general_saas", "researc
 
 
 class GatesConfig(_Section):
-    profile: str = "general_saas"       # one of GATE_PROFILES (numbers: pipeline/report/gates.py)
+    profile: str = "general_saas"       # one of GATE_PROFILES (numbers: pipeline/compare/gates.py)
     critical_slices: list[str] = Field(default_factory=list)  # e.g. scenario=tool_call
     custom: GateThresholds | None = None
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
-from pipeline.llamacpp import locate
+from pipeline.llamacpp_tools import locate
 
 _SYSTEM = re.compile(r"system_info: (.*)")
 _REPACK = re.compile(r"CPU_REPACK model buffer size\s*=\s*([\d.]+ \w+)")

@@ -151,7 +151,7 @@ def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[st
     """Signals over a group of items: KL mean and p99 over output tokens (the mean with a paired
     bootstrap interval over items), top-1 agreement over tokens, and the mean change in the
     reference's log-likelihood per token with its bootstrap interval."""
-    from pipeline.evaluate.stats import bootstrap_delta
+    from pipeline.stats.paired import bootstrap_delta
 
     kls = [k for r in rows for k in r.get("kl", [])]
     tokens = sum(len(r.get("kl", [])) for r in rows)

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
-from pipeline.llamacpp import LlamaCppMissing, locate
+from pipeline.llamacpp_tools import LlamaCppMissing, locate
 from pipeline.quantize.base import (BACKENDS, Backend, BackendError, MissingDependency,
                                     QuantizeRequest, QuantizeResult)
 

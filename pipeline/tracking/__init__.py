@@ -9,6 +9,6 @@
 # store first: it sets MLflow's environment (no telemetry, short retries) before mlflow loads.
 from pipeline.tracking.store import TrackingError, resolve_uri, ui_command
 from pipeline.tracking.log import run
-from pipeline.tracking.registry import register
+from pipeline.tracking.model_registry import register
 
 __all__ = ["TrackingError", "register", "resolve_uri", "run", "ui_command"]

@@ -13,9 +13,9 @@ import pytest
 
 from pipeline.artifacts.manifest import verify
 from pipeline.evaluate import stage
-from pipeline.report import handoff
-from pipeline.report import stage as report
-from pipeline.report.handoff import ApprovalError
+from pipeline.handoff import stage as handoff
+from pipeline.compare import stage as report
+from pipeline.handoff.stage import ApprovalError
 
 from .conftest import make_params
 

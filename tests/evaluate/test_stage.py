@@ -10,8 +10,9 @@ import psutil
 import pytest
 
 from pipeline.engines.base import EngineError, get_engine
-from pipeline.evaluate import compare, stage
-from pipeline.evaluate.compare import CompareError
+from pipeline.evaluate import stage
+from pipeline.compare import paired as compare
+from pipeline.compare.paired import CompareError
 
 from .conftest import make_params
 

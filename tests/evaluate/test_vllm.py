@@ -5,7 +5,11 @@ import json
 
 import pytest
 
-from pipeline.evaluate import bench, diff, stage
+from pipeline.evaluate import stage
+
+from pipeline.bench import stage as bench
+
+from pipeline.compare import diff_engines as diff
 
 from .conftest import make_params
 

@@ -10,8 +10,9 @@ import pytest
 
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.evaluate.harness import EvalSetError, load_evalset
-from pipeline.report import custody, handoff
-from pipeline.report.handoff import ApprovalError
+from pipeline.handoff import custody
+from pipeline.handoff import stage as handoff
+from pipeline.handoff.stage import ApprovalError
 
 from .conftest import CANDIDATE, OTHER, REPO, compare, make_artifact
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from pipeline.artifacts.manifest import (UnsafeFileError, VerificationError, build_manifest,
                                          require_verified, verify)
 from pipeline.config import Params
-from pipeline.report import handoff
+from pipeline.handoff import stage as handoff
 
 from .conftest import CANDIDATE, REPO, compare
 

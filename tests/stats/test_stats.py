@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline.evaluate.stats import bootstrap_delta, latency_test, paired_accuracy
+from pipeline.stats.paired import bootstrap_delta, latency_test, paired_accuracy
 
 
 def test_mcnemar_counts_discordant_pairs_and_matches_the_binomial_test():

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from pipeline.config import Params
-from pipeline.evaluate import compare
-from pipeline.evaluate.plan import plan
-from pipeline.report import stage as report
+from pipeline.compare import paired as compare
+from pipeline.compare.plan import plan
+from pipeline.compare import stage as report
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("faq", "rag", "tool_call", "ticket")

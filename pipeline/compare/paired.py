@@ -17,8 +17,10 @@ from typing import Any
 from pipeline.evaluate import detectors
 import numpy as np
 
-from pipeline.evaluate import divergence, noninferiority as ni
-from pipeline.evaluate.stats import latency_test, paired_accuracy, paired_counts
+from pipeline.evaluate import divergence
+
+from pipeline.stats import noninferiority as ni
+from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from pipeline.config import GateThresholds
 from pipeline.errors import QpipeError
-from pipeline.evaluate import noninferiority as ni
+from pipeline.stats import noninferiority as ni
 
 PROFILES: dict[str, GateThresholds] = {
     "compliance_audit": GateThresholds(max_drop_overall=0.005, max_drop_slice=0.01,

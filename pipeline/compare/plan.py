@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as st
 
-from pipeline.evaluate import noninferiority as ni
+from pipeline.stats import noninferiority as ni
 from pipeline.errors import QpipeError
 
 
@@ -95,7 +95,7 @@ def plan(params, root: Path, *, discordance: float | None = None,
          records: list[dict] | None = None) -> dict[str, Any]:
     """The plan (see the module docstring); `records` (per-sample results) replace the ones the
     params point at."""
-    from pipeline.report.gates import PROFILES, thresholds
+    from pipeline.compare.gates import PROFILES, thresholds
 
     items, source = (_items(params, root) if records is None else
                      ([{"id": r["id"], "slices": r["slices"], "score": r.get("score")} for r in records],

@@ -220,7 +220,7 @@ def _power(comparison: dict[str, Any]) -> list[str]:
                 "points on: " + ", ".join(small) + ". Their deltas are reported, but a non-significant "
                 "one there is not evidence of safety."]
     if comparison.get("plan"):
-        from pipeline.evaluate.plan import render
+        from pipeline.compare.plan import render
 
         out += ["", "## How many items a verdict needs (`qpipe plan`)", "", *render(comparison["plan"])]
     return out

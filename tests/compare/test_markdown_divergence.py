@@ -1,6 +1,6 @@
 """The report's distribution-level section shows the engine's own figures beside the exact ones."""
 
-from pipeline.report.markdown import _divergence
+from pipeline.compare.markdown import _divergence
 
 
 def test_engine_figures_are_shown_with_their_approximation():

@@ -5,9 +5,9 @@ import copy
 import pytest
 
 from pipeline.config import GatesConfig, GateThresholds, UtilityConfig
-from pipeline.report.gates import (GateError, PROFILES, engine_diff_verdict, evaluate_gates,
+from pipeline.compare.gates import (GateError, PROFILES, engine_diff_verdict, evaluate_gates,
                                    thresholds, utility)
-from pipeline.report.plots import pareto
+from pipeline.compare.plots import pareto
 
 
 def counts(n, lost, gained):

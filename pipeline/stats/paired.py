@@ -1,7 +1,7 @@
 """Paired statistics of a variant against the baseline, sample by sample (seed 000 §6.2).
 
 - Tango's score interval for the change in pass/fail accuracy and exact McNemar tests
-  (pipeline.evaluate.noninferiority);
+  (pipeline.stats.noninferiority);
 - the smallest drop the exact McNemar test would see on this many items (exact power);
 - paired bootstrap only for continuous metrics;
 - Mann-Whitney U on latency distributions (scipy).
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as st
 
-from pipeline.evaluate import noninferiority as ni
+from pipeline.stats import noninferiority as ni
 
 
 def paired_counts(base: Sequence[float], other: Sequence[float]) -> tuple[int, int, int]:

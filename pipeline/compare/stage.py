@@ -1,4 +1,4 @@
-"""The `compare` stage's report: paired statistics (pipeline.evaluate.compare), then gates, the
+"""The `compare` stage's report: paired statistics (pipeline.compare.paired), then gates, the
 utility score, the Pareto front, the calibration effect, plots and comparison.md.
 
 `qpipe report` redoes everything after the statistics from an existing comparison.json (a new
@@ -12,11 +12,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluate import compare as stats_stage
-from pipeline.evaluate import plan
-from pipeline.evaluate.compare import CompareError, load_results, slice_table
+from pipeline.compare import paired as stats_stage
+from pipeline.compare import plan
+from pipeline.compare.paired import CompareError, load_results, slice_table
 from pipeline.io import write_json
-from pipeline.report import gates, markdown, plots
+from pipeline.compare import gates
+from pipeline.compare import markdown
+from pipeline.compare import plots
 
 log = logging.getLogger(__name__)
 PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png"}

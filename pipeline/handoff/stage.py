@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.artifacts import bundle
-from pipeline.report import custody
+from pipeline.handoff import bundle
+from pipeline.handoff import custody
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 

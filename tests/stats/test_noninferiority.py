@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as st
 from statsmodels.stats.contingency_tables import mcnemar
 
-from pipeline.evaluate import noninferiority as ni
+from pipeline.stats import noninferiority as ni
 
 Z = st.norm.ppf(0.975)
 

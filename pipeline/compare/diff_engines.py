@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate import detectors
-from pipeline.evaluate.compare import check_pairable, load_results, slice_table
+from pipeline.compare.paired import check_pairable, load_results, slice_table
 from pipeline.evaluate.stage import evaluate
-from pipeline.evaluate.stats import paired_accuracy
+from pipeline.stats.paired import paired_accuracy
 from pipeline.io import atomic_dirs, write_json
 
 
@@ -21,7 +21,7 @@ def run(params, root: Path, variant: str, engines: list[str], *,
         profile: str | None = None) -> dict[str, Any]:
     """Serve `variant`'s artifact on both engines, one after the other; pair their records and
     judge the difference by seed 000 §7.5's tier (`profile`, default gates.profile)."""
-    from pipeline.report.gates import ENGINE_DIFF_TIERS, engine_diff_verdict
+    from pipeline.compare.gates import ENGINE_DIFF_TIERS, engine_diff_verdict
 
     profile = profile or params.gates.profile
     if profile not in ENGINE_DIFF_TIERS:  # before minutes of serving

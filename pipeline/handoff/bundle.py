@@ -123,7 +123,7 @@ class BundleError(QpipeError, RuntimeError):
 def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
           *, chain: dict[str, Any], tarball: bool = False) -> dict[str, Any]:
     """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
-    custody names (pipeline.report.custody.check); returns its manifest."""
+    custody names (pipeline.handoff.custody.check); returns its manifest."""
     art = root / "artifacts" / variant
     manifest = require_verified(art)  # a bundle is never made from files that do not verify
     if manifest["content_sha256"] != chain["artifact_sha256"]:

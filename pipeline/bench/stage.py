@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
-from pipeline.evaluate.stats import latency_test
+from pipeline.stats.paired import latency_test
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
 

@@ -1,0 +1,1 @@
+"""bench: interleaved speed measurement of the baseline and every served variant."""

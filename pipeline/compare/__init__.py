@@ -1,0 +1,1 @@
+"""compare: paired statistics of every variant against its reference, verdicts, gates, report, plots."""

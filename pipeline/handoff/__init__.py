@@ -1,0 +1,1 @@
+"""handoff and approve: bundles, the chain-of-custody check."""

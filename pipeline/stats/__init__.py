@@ -1,0 +1,1 @@
+"""Statistics kernels shared by the stages: paired tests and intervals, non-inferiority."""
