@@ -40,7 +40,7 @@ def evaluate(device: str, out: Path, variants: list[str], limit: int | None) -> 
 
 
 def compare(a: Path, b: Path) -> None:
-    from pipeline.compare.paired import load_results
+    from pipeline.compare.deltas import load_results
     from pipeline.evaluate.detectors import consistency
     from pipeline.stats.paired import paired_accuracy
 

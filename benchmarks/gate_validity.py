@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import GatesConfig, load_params  # noqa: E402
-from pipeline.compare.paired import compare_variant  # noqa: E402
+from pipeline.compare.deltas import compare_variant  # noqa: E402
 from pipeline.compare.plan import plan  # noqa: E402
 from pipeline.compare.gates import PROFILES, evaluate_gates  # noqa: E402
 

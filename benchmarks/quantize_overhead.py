@@ -148,7 +148,7 @@ def specs_for(params_path: Path, variants: list[str]) -> tuple[dict[str, dict], 
     from pipeline.config import load_params
     from pipeline.quantize.base import BackendError
     from pipeline.quantize.stage import request_for
-    from pipeline.registry import did_you_mean
+    from pipeline.names import did_you_mean
 
     params = load_params(params_path)
     root = params_path.resolve().parent

@@ -147,7 +147,7 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
 
     p = _params(params)
     if variant not in p.variants:
-        from pipeline.registry import did_you_mean
+        from pipeline.names import did_you_mean
         console.print(f"[red]unknown variant {variant!r}[/red] {did_you_mean(variant, p.variants)} "
                       f"Available: {', '.join(p.variants)}")
         raise typer.Exit(2)
@@ -189,7 +189,7 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
 
 def _variant(p, variant: str) -> None:
     if variant not in p.variants:
-        from pipeline.registry import did_you_mean
+        from pipeline.names import did_you_mean
         console.print(f"[red]unknown variant {variant!r}[/red] {did_you_mean(variant, p.variants)} "
                       f"Available: {', '.join(p.variants)}")
         raise typer.Exit(2)

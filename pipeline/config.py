@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from pipeline.registry import Registry, did_you_mean
+from pipeline.names import Registry, did_you_mean
 
 logger = logging.getLogger(__name__)
 

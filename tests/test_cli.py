@@ -67,7 +67,7 @@ def test_every_user_facing_error_exits_1_with_its_message_and_others_keep_their_
     classes = {"pipeline.engines.base": "EngineError", "pipeline.artifacts.manifest": "VerificationError",
                "pipeline.handoff.stage": "ApprovalError", "pipeline.compare.gates": "GateError",
                "pipeline.tracking.store": "TrackingError", "pipeline.evaluate.harness": "EvalSetError",
-               "pipeline.llamacpp_tools": "LlamaCppMissing", "pipeline.compare.paired": "CompareError",
+               "pipeline.llamacpp_tools": "LlamaCppMissing", "pipeline.compare.deltas": "CompareError",
                "pipeline.quantize.base": "BackendError"}
     for module, name in classes.items():
         cls = getattr(importlib.import_module(module), name)

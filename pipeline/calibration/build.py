@@ -172,7 +172,7 @@ def run(params, root: Path, set_name: str) -> dict:
 
     sets = params.calibration.sets
     if set_name not in sets:
-        from pipeline.registry import did_you_mean
+        from pipeline.names import did_you_mean
         raise CalibrationError(f"unknown calibration set {set_name!r} {did_you_mean(set_name, sets)} "
                                f"Available: {', '.join(sets)}")
     cs, edges = sets[set_name], list(params.calibration.length_buckets)

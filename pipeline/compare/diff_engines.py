@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate import detectors
-from pipeline.compare.paired import check_pairable, load_results, slice_table
+from pipeline.compare.deltas import check_pairable, load_results, slice_table
 from pipeline.evaluate.stage import evaluate
 from pipeline.stats.paired import paired_accuracy
 from pipeline.io import atomic_dirs, write_json

@@ -78,7 +78,7 @@ def engine_diff_verdict(profile: str, consistency: dict[str, Any],
     evaluation's speed block; the throughput criterion applies only when both are serving
     engines (a reference engine's speed measures itself) and is `None` (not judged) otherwise."""
     if profile not in ENGINE_DIFF_TIERS:
-        from pipeline.registry import did_you_mean
+        from pipeline.names import did_you_mean
 
         raise GateError(f"no engine-difference tier {profile!r} (seed 000 §7.5) "
                         f"{did_you_mean(profile, ENGINE_DIFF_TIERS)} — fix: --profile one of "
@@ -118,7 +118,7 @@ def thresholds(cfg) -> GateThresholds:
                             "max_drop_overall, max_drop_slice, min_task_agreement")
         return cfg.custom
     if cfg.profile not in PROFILES:
-        from pipeline.registry import did_you_mean
+        from pipeline.names import did_you_mean
 
         raise GateError(f"unknown gates.profile {cfg.profile!r} {did_you_mean(cfg.profile, PROFILES)} "
                         f"Known: {', '.join(PROFILES)}, custom")

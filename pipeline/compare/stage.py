@@ -1,4 +1,4 @@
-"""The `compare` stage's report: paired statistics (pipeline.compare.paired), then gates, the
+"""The `compare` stage's report: paired statistics (pipeline.compare.deltas), then gates, the
 utility score, the Pareto front, the calibration effect, plots and comparison.md.
 
 `qpipe report` redoes everything after the statistics from an existing comparison.json (a new
@@ -12,9 +12,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pipeline.compare import paired as stats_stage
+from pipeline.compare import deltas
 from pipeline.compare import plan
-from pipeline.compare.paired import CompareError, load_results, slice_table
+from pipeline.compare.deltas import CompareError, load_results, slice_table
 from pipeline.io import write_json
 from pipeline.compare import gates
 from pipeline.compare import markdown
@@ -60,7 +60,7 @@ def calibration_effect(params, root: Path) -> tuple[list[dict[str, Any]], list[d
         r1, r2 = (ra, rb) if first == a else (rb, ra)
         cfg = params.compare
         table = slice_table(r1, r2, cfg)
-        overall = stats_stage._paired(r1, r2, [r["id"] for r in r1], cfg)  # noqa: SLF001
+        overall = deltas._paired(r1, r2, [r["id"] for r in r1], cfg)  # noqa: SLF001
         effects.append({"reference": first, "other": second,
                         "calibration": {first: params.variants[first].calibration,
                                         second: params.variants[second].calibration},
@@ -141,7 +141,7 @@ def write(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
 
 def run(params, root: Path, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
-    comparison = stats_stage.run(params, root, baseline=baseline, variants=variants)
+    comparison = deltas.run(params, root, baseline=baseline, variants=variants)
     return write(params, root, enrich(params, root, comparison))
 
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from pipeline.registry import Registry
+from pipeline.names import Registry
 from pipeline.errors import QpipeError
 
 

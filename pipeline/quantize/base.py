@@ -12,7 +12,7 @@ made by `scripts/setup-backend-env.sh`): the backend's own module is also its wo
     <env python> -m pipeline.quantize.<backend> request.json result.json
 
 and imports nothing at module level but the standard library and this module, whose
-module-level imports are the standard library and `pipeline.registry` only.
+module-level imports are the standard library and `pipeline.names` only.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pipeline.registry import Registry
+from pipeline.names import Registry
 from pipeline.errors import QpipeError
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pipeline.config import Params
-from pipeline.compare import paired as compare
+from pipeline.compare import deltas as compare
 from pipeline.compare.plan import plan
 from pipeline.compare import stage as report
 

@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.engines.base import EngineError, get_engine
 from pipeline.evaluate import stage
-from pipeline.compare import paired as compare
-from pipeline.compare.paired import CompareError
+from pipeline.compare import deltas as compare
+from pipeline.compare.deltas import CompareError
 
 from .conftest import make_params
 

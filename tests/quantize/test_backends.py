@@ -4,7 +4,7 @@ import pytest
 
 from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
 from pipeline.quantize.base import BACKENDS, MissingDependency, get_backend
-from pipeline.registry import UnknownNameError
+from pipeline.names import UnknownNameError
 
 
 def test_every_configured_backend_with_code_is_registered():

@@ -11,7 +11,7 @@ import yaml
 
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.config import Params
-from pipeline.compare.paired import custody_record
+from pipeline.compare.deltas import custody_record
 from pipeline.io import file_sha256, write_json
 
 REPO = Path(__file__).resolve().parents[2]

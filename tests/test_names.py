@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.registry import Registry, UnknownNameError, closest, did_you_mean
+from pipeline.names import Registry, UnknownNameError, closest, did_you_mean
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ True
 >>> engines.get("vlm")
 Traceback (most recent call last):
 ...
-pipeline.registry.UnknownNameError: unknown engine 'vlm' — did you mean 'vllm'? Available: vllm
+pipeline.names.UnknownNameError: unknown engine 'vlm' — did you mean 'vllm'? Available: vllm
 """
 
 from __future__ import annotations

@@ -1,0 +1,165 @@
+"""The package map holds: stages import only the stages before them and the kernels below them,
+kernels import no stage, the pipeline never imports the demo, and no module keeps growing past
+the size a reader can hold.
+
+Imports are read statically (every `import` and `from … import`, module level and inside
+functions alike), so a lazy import inside a function counts as much as one at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# The stages in pipeline order: a stage may import a stage of a lower rank, never of its own or a
+# higher one (bench and compare both read evaluate's results and never each other).
+STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare": 3, "handoff": 4}
+# Below every stage: they import no stage.
+KERNELS = {"artifacts", "engines", "stats", "tracking", "config.py", "errors.py", "io.py",
+           "models.py", "names.py", "secrets.py", "llamacpp_tools.py"}
+# Above every stage: the command line and the whole-project validation call into stages.
+ORCHESTRATION = {"cli.py", "validate.py"}
+# Kernels with a narrower rule of their own.
+ONLY = {"artifacts": {"errors.py", "io.py"}}  # manifest + verify depend on nothing else
+
+# Modules still over the size limit, each with the line count it may not grow past; a module
+# split below its limit leaves this table, and a new one never enters it.
+MAX_LINES = 400
+OVERSIZED = {"pipeline/config.py": 980, "pipeline/calibration/ingest.py": 672,
+             "pipeline/cli.py": 560, "pipeline/calibration/split.py": 441,
+             "pipeline/engines/base.py": 410, "pipeline/validate.py": 434}
+# Data, not logic: vocabularies and pattern tables are as long as the world makes them.
+DATA_TABLES = {"pipeline/calibration/pii/vocabulary.py"}
+
+
+def unit(module: str, root: Path) -> str:
+    """The package (`compare`) or top-level module (`config.py`) a dotted module belongs to."""
+    parts = module.split(".")
+    if len(parts) >= 2 and (root / parts[1]).is_dir():
+        return parts[1]
+    return parts[1] + ".py" if len(parts) >= 2 else parts[0]
+
+
+def imports(root: Path) -> dict[str, set[str]]:
+    """module (dotted, under root's package) -> every module of root's package or `demo` it
+    imports, resolving `from pkg import submodule` to the submodule."""
+    base = root.parent
+    out: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(base).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = []
+                for a in node.names:
+                    sub = f"{node.module}.{a.name}"
+                    target = base / sub.replace(".", "/")
+                    names.append(sub if target.is_dir() or target.with_suffix(".py").is_file()
+                                 else node.module)
+            else:
+                continue
+            out[module] |= {n for n in names if n.split(".")[0] in (root.name, "demo")}
+    return out
+
+
+def violations(root: Path) -> list[str]:
+    """Every import against the package map, as `importer -> imported (why)`."""
+    found = []
+    for module, targets in sorted(imports(root).items()):
+        src = unit(module, root)
+        for target in sorted(targets):
+            if target.split(".")[0] == "demo":
+                found.append(f"{module} -> {target} (the pipeline never imports the demo)")
+                continue
+            if target == root.name:
+                continue  # the package itself: its version
+            dst = unit(target, root)
+            if dst == src:
+                continue
+            if dst in ORCHESTRATION:
+                why = "only the command line calls validation" if src != "cli.py" else None
+            elif src in ONLY:
+                why = None if dst in ONLY[src] else f"{src} may import only {sorted(ONLY[src])}"
+            elif src in KERNELS and dst in STAGES:
+                why = f"kernel {src} imports stage {dst}"
+            elif src in STAGES and dst in STAGES and STAGES[dst] >= STAGES[src]:
+                when = "with" if STAGES[dst] == STAGES[src] else "after"
+                why = f"stage {src} imports stage {dst}, which runs {when} it"
+            elif src not in STAGES | {k: 0 for k in KERNELS} and src not in ORCHESTRATION:
+                why = f"{src} is on no layer of the map (add it to STAGES or KERNELS)"
+            else:
+                why = None
+            if why:
+                found.append(f"{module} -> {target} ({why})")
+    return found
+
+
+def test_imports_follow_the_stage_order():
+    assert violations(REPO / "pipeline") == []
+
+
+def test_every_package_is_on_the_map():
+    units = {p.name for p in (REPO / "pipeline").iterdir()
+             if (p.is_dir() and (p / "__init__.py").is_file()) or (p.suffix == ".py" and p.name != "__init__.py")}
+    assert units - set(STAGES) - KERNELS - ORCHESTRATION == set()
+
+
+@pytest.mark.parametrize("importer, imported, expected", [
+    ("artifacts/manifest.py", "pipeline.engines.base", "artifacts may import only"),
+    ("evaluate/harness.py", "pipeline.compare.gates", "stage evaluate imports stage compare, which runs after it"),
+    ("bench/stage.py", "pipeline.compare.paired", "stage bench imports stage compare, which runs with it"),
+    ("engines/vllm.py", "pipeline.quantize.base", "kernel engines imports stage quantize"),
+    ("quantize/base.py", "demo.world", "the pipeline never imports the demo"),
+    ("config.py", "pipeline.validate", "only the command line calls validation"),
+])
+def test_a_wrong_import_is_caught(tmp_path, importer, imported, expected):
+    """The checker on a small package tree of the same shape: each planted import is named."""
+    root = tmp_path / "pipeline"
+    for unit_path in ("artifacts/manifest.py", "engines/base.py", "engines/vllm.py", "quantize/base.py",
+                      "evaluate/harness.py", "compare/gates.py", "compare/paired.py", "bench/stage.py",
+                      "config.py", "validate.py", "errors.py"):
+        (root / unit_path).parent.mkdir(parents=True, exist_ok=True)
+        (root / unit_path).parent.joinpath("__init__.py").touch()
+        (root / unit_path).touch()
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "world.py").touch()
+    (root / "quantize" / "stage.py").write_text("from pipeline.engines import base\n")  # allowed
+    assert violations(root) == []
+    (root / importer).write_text(f"def f():\n    import {imported}\n")
+    [found] = violations(root)
+    assert expected in found and imported in found
+
+
+def test_no_module_grows_past_its_limit():
+    """No module over MAX_LINES, except the known ones, which may only shrink."""
+    too_long = {}
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if rel not in DATA_TABLES and lines > OVERSIZED.get(rel, MAX_LINES):
+            too_long[rel] = lines
+    assert too_long == {}, "split these along their concerns (tests/test_architecture.py)"
+    shrunk = {rel: n for rel, n in OVERSIZED.items() if (REPO / rel).is_file()
+              and len((REPO / rel).read_text(encoding="utf-8").splitlines()) <= MAX_LINES}
+    assert shrunk == {}, "these are within the limit now: drop them from OVERSIZED"
+
+
+def test_no_two_modules_share_a_name_across_packages():
+    """`llamacpp.py` three times or two `registry.py` made every traceback ambiguous. Plug-ins,
+    one per file named after what they plug in, are the exception: a backend and an engine named
+    after one tool (quantize/llamacpp.py, engines/llamacpp.py), a PII detector after its kind."""
+    seen = defaultdict(list)
+    for path in (REPO / "pipeline").rglob("*.py"):
+        if path.name not in ("__init__.py", "stage.py", "config.py"):
+            seen[path.name].append(path.relative_to(REPO).as_posix())
+    plugin_dirs = {"pipeline/quantize", "pipeline/engines", "pipeline/calibration/pii/detectors"}
+    shared = {name: paths for name, paths in seen.items() if len(paths) > 1
+              and len({p.rsplit("/", 1)[0] for p in paths} - plugin_dirs) > 1}
+    assert shared == {}
