@@ -445,33 +445,41 @@ GATE_TEXTS = [
 def _ungated_spans(scrubber, text, monkeypatch):
     """Every detector run on every text, in the scrubber's order, with no prefilter at all
     (what _analyse must equal)."""
-    from pipeline.calibration import pii
+    from pipeline.calibration.pii.detectors import _contextual, identity
+    from pipeline.calibration.pii.detectors.addresses import _addresses
+    from pipeline.calibration.pii.detectors.contact import _emails, _ips, _url_credentials
+    from pipeline.calibration.pii.detectors.identity import _cards, _cards_mixed, _national_ids
+    from pipeline.calibration.pii.detectors.persons import _persons
+    from pipeline.calibration.pii.detectors.phones import _phones
+    from pipeline.calibration.pii.detectors.credentials import _secrets
+    from pipeline.calibration.pii.prefilter import _Needs
+    from pipeline.calibration.pii.terms import _terms
 
-    monkeypatch.setattr(pii._Needs, "met", lambda self, text, lowered: True)
-    monkeypatch.setattr(pii, "_count_digits", lambda text: 10**6)
+    monkeypatch.setattr(_Needs, "met", lambda self, text, lowered: True)
+    monkeypatch.setattr(identity, "_count_digits", lambda text: 10**6)
     kinds = scrubber.config.kinds
     spans = []
-    for kind, detector in (("EMAIL", pii._emails), ("URL_CREDENTIALS", pii._url_credentials),
-                           ("SECRET", pii._secrets), ("NATIONAL_ID", pii._national_ids),
-                           ("CARD", pii._cards), ("CARD", pii._cards_mixed),
-                           (None, lambda t: pii._contextual(t, kinds, scrubber.config.phone_regions)),
-                           ("IP", pii._ips)):
+    for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
+                           ("SECRET", _secrets), ("NATIONAL_ID", _national_ids),
+                           ("CARD", _cards), ("CARD", _cards_mixed),
+                           (None, lambda t: _contextual(t, kinds, scrubber.config.phone_regions)),
+                           ("IP", _ips)):
         if kind is None or kind in kinds:
             spans.extend(detector(text))
-    addresses = tuple(pii._addresses(text))
+    addresses = tuple(_addresses(text))
     if "ADDRESS" in kinds:
         spans.extend(addresses)
     if "PERSON" in kinds:
-        spans.extend(pii._persons(text, addresses))
+        spans.extend(_persons(text, addresses))
     if "PHONE" in kinds:
-        spans.extend(pii._phones(text, scrubber.config.phone_regions))
-    spans.extend(pii._terms(text, scrubber._dict_re, scrubber._dict_kinds))
+        spans.extend(_phones(text, scrubber.config.phone_regions))
+    spans.extend(_terms(text, scrubber._dict_re, scrubber._dict_kinds))
     return tuple(spans)
 
 
 @pytest.mark.parametrize("text", GATE_TEXTS)
 def test_gated_detection_equals_running_every_detector(scrubber, text, monkeypatch):
-    from pipeline.calibration.pii import _mask_placeholders
+    from pipeline.calibration.pii.placeholders import _mask_placeholders
 
     masked = _mask_placeholders(text)
     gated = scrubber._analyse(masked)[0]

@@ -1,0 +1,99 @@
+"""Cheap necessary conditions that decide whether a detector's expensive patterns run.
+
+A text that fails a prefilter cannot match the patterns it guards, so skipping them
+changes nothing that is found: addresses need a digit, an IPv4 address 4, phones 7, cards
+13, each national-id pattern its own number; e-mails and URL credentials an "@", an IPv6
+address a colon; secrets and person names one of their patterns' trigger words
+(:class:`_Needs`). A :class:`Scan` works out the facts these conditions read once per text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_DIGIT_RE = re.compile(r"\d")  # the same notion of a digit as the patterns' \d
+
+# Characters that an ASCII letter matches under re.IGNORECASE but that str.lower() does not
+# turn into that letter ("ſ" matches "s", "K" matches "k", "ı" and "İ" match "i"): a text
+# holding one is scanned by every pattern, whatever its prefilters say.
+_FOLD_EXCEPTIONS = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+@dataclass(frozen=True, slots=True)
+class _Needs:
+    """A necessary condition for a pattern to match: one of ``literals`` occurs in the text
+    (lower-cased, for a pattern that ignores case). A substring search costs a fraction of
+    a regex scan, and most texts hold none of a pattern's trigger words, so each pattern
+    is scanned only where it can match; what is found is exactly what a full scan finds."""
+
+    literals: tuple[str, ...]
+    ignore_case: bool = False
+
+    def met(self, text: str, lowered: str | None) -> bool:
+        if self.ignore_case:
+            if lowered is None:  # a case-folding exception in the text: scan it
+                return True
+            text = lowered
+        for literal in self.literals:  # a loop: cheaper than any() over a generator
+            if literal in text:
+                return True
+        return False
+
+
+def _lowered(text: str) -> str | None:
+    """``text.lower()`` for :meth:`_Needs.met`; None when it would not be exact."""
+    return None if any(ch in text for ch in _FOLD_EXCEPTIONS) else text.lower()
+
+
+def _count_digits(text: str) -> int:
+    """Digits in ``text``, by the patterns' own notion of a digit (``\\d``)."""
+    return len(_DIGIT_RE.findall(text))
+
+
+class Scan:
+    """One text about to be scanned, with the facts that prefilters and detectors share,
+    each worked out at most once: the digit count at once (nearly every prefilter reads
+    it), the lower-cased text when a detector first asks for it."""
+
+    def __init__(self, text: str, regions: tuple[str, ...]) -> None:
+        self.text = text
+        self.regions = regions  # the phone regions of the scrubber's config
+        self.digits = _count_digits(text)
+
+    @functools.cached_property
+    def lowered(self) -> str | None:
+        """The text lower-cased for :meth:`_Needs.met` (None: a case-folding exception)."""
+        return _lowered(self.text)
+
+
+Prefilter = Callable[[Scan], bool]
+
+
+def always(scan: Scan) -> bool:
+    """No condition: the detector gates each of its patterns itself (see :class:`_Needs`)."""
+    return True
+
+
+def digits_at_least(count: int) -> Prefilter:
+    """The text holds at least ``count`` digits."""
+    return lambda scan: scan.digits >= count
+
+
+def holds(substring: str) -> Prefilter:
+    """The text holds ``substring``."""
+    return lambda scan: substring in scan.text
+
+
+def digit_or_not_ascii(scan: Scan) -> bool:
+    """The text holds a digit or a character outside ASCII: what every context-word pattern
+    (an IBAN, a passport number, a date of birth, a phone after "tel", a name in a non-Latin
+    script) needs the one or the other of."""
+    return scan.digits > 0 or not scan.text.isascii()
+
+
+def either(*prefilters: Prefilter) -> Prefilter:
+    """Any one of ``prefilters`` holds."""
+    return lambda scan: any(prefilter(scan) for prefilter in prefilters)
