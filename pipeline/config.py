@@ -368,6 +368,7 @@ class QuantizeConfig(_Section):
     # calibrates on its share of the samples, GPTQ's layer solves are divided among them.
     gpus: PositiveInt = 1
     load_check: LoadCheckConfig = Field(default_factory=LoadCheckConfig)
+    out_dir: Path = Path("artifacts")  # one folder per variant: model files + manifest.json
 
     @model_validator(mode="after")
     def _gpus_need_cuda(self) -> QuantizeConfig:

@@ -8,11 +8,11 @@ functions alike), so a lazy import inside a function counts as much as one at th
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from importgraph import imports, unit
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare": 3, "handoff": 4}
 # Below every stage: they import no stage.
 KERNELS = {"artifacts", "engines", "stats", "tracking", "config.py", "errors.py", "io.py",
-           "models.py", "names.py", "secrets.py", "llamacpp_tools.py"}
+           "layout.py", "models.py", "names.py", "secrets.py", "llamacpp_tools.py"}
 # Above every stage: the command line and the whole-project validation call into stages.
 ORCHESTRATION = {"cli.py", "validate.py"}
 # Kernels with a narrower rule of their own.
@@ -35,38 +35,6 @@ OVERSIZED = {"pipeline/config.py": 980, "pipeline/calibration/ingest.py": 672,
              "pipeline/engines/base.py": 410, "pipeline/validate.py": 434}
 # Data, not logic: vocabularies and pattern tables are as long as the world makes them.
 DATA_TABLES = {"pipeline/calibration/pii/vocabulary.py"}
-
-
-def unit(module: str, root: Path) -> str:
-    """The package (`compare`) or top-level module (`config.py`) a dotted module belongs to."""
-    parts = module.split(".")
-    if len(parts) >= 2 and (root / parts[1]).is_dir():
-        return parts[1]
-    return parts[1] + ".py" if len(parts) >= 2 else parts[0]
-
-
-def imports(root: Path) -> dict[str, set[str]]:
-    """module (dotted, under root's package) -> every module of root's package or `demo` it
-    imports, resolving `from pkg import submodule` to the submodule."""
-    base = root.parent
-    out: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(base).with_suffix("")
-        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = []
-                for a in node.names:
-                    sub = f"{node.module}.{a.name}"
-                    target = base / sub.replace(".", "/")
-                    names.append(sub if target.is_dir() or target.with_suffix(".py").is_file()
-                                 else node.module)
-            else:
-                continue
-            out[module] |= {n for n in names if n.split(".")[0] in (root.name, "demo")}
-    return out
 
 
 def violations(root: Path) -> list[str]:

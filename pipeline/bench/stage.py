@@ -32,6 +32,7 @@ from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.stats.paired import latency_test
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
+from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.bench/v2"
@@ -332,7 +333,7 @@ def run(params, root: Path) -> dict[str, Any]:
 
 
 def _result(params, cfg, names, left_out, measurements, bandwidth, root: Path) -> dict[str, Any]:
-    sizes = {n: weight_bytes(json.loads((root / "artifacts" / n / "manifest.json").read_text()))
+    sizes = {n: weight_bytes(json.loads((Layout(root, params).artifact(n) / "manifest.json").read_text()))
              for n in names}
     return {"schema": SCHEMA, "baseline": params.baseline, "hardware": hardware(),
             "memory_bandwidth_gbps": round(bandwidth, 2),

@@ -36,6 +36,7 @@ import numpy as np
 
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
+from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.divergence/v1"
@@ -188,7 +189,7 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
     result: dict[str, Any] = {"schema": SCHEMA, "variant": name, "reference": baseline,
                               "method": "transformers reference, float32, full vocabulary (exact); "
                                         "quantized weights as transformers loads them"}
-    base_dir, var_dir = root / "artifacts" / baseline, root / "artifacts" / name
+    base_dir, var_dir = Layout(root, params).artifact(baseline), Layout(root, params).artifact(name)
     require_verified(base_dir)  # the bytes measured are the bytes that ship, or nothing
     manifest = require_verified(var_dir)
     fmt = params.variants[name].format

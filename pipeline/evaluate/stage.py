@@ -26,13 +26,14 @@ from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harne
                                        load_evalset, render, run_prompts)
 from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.io import atomic_dirs, jsonl_line, write_json
+from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.results/v1"
 
 
 def artifact_dir(params, root: Path, name: str) -> Path:
-    return root / "artifacts" / name
+    return Layout(root, params).artifact(name)
 
 
 def open_engine(params, root: Path, name: str, log_path: Path, *,

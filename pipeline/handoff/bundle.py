@@ -23,6 +23,7 @@ from typing import Any
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
+from pipeline.layout import Layout
 
 SCHEMA = "qpipe.handoff/v1"
 
@@ -124,7 +125,7 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
           *, chain: dict[str, Any], tarball: bool = False) -> dict[str, Any]:
     """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
     custody names (pipeline.handoff.custody.check); returns its manifest."""
-    art = root / "artifacts" / variant
+    art = Layout(root, params).artifact(variant)
     manifest = require_verified(art)  # a bundle is never made from files that do not verify
     if manifest["content_sha256"] != chain["artifact_sha256"]:
         raise BundleError(f"{art} changed since its chain of custody was checked — nothing written")

@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.artifacts.manifest import MANIFEST, Mismatch, VerificationError, require_verified, verify
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
+from pipeline.layout import Layout
 
 SCHEMA = "qpipe.custody/v1"
 
@@ -36,7 +37,7 @@ def check(params, root: Path, variant: str, comparison: dict[str, Any],
     entry = comparison["variants"][variant]
     rec = entry.get("custody") or {}
     results = root / params.evaluate.out_dir / variant
-    manifest = require_verified(root / "artifacts" / variant)  # recomputes every file's hash
+    manifest = require_verified(Layout(root, params).artifact(variant))  # recomputes every file's hash
     on_disk = manifest["content_sha256"]
     problems: list[str] = []
     if comparison.get("baseline") != params.baseline:

@@ -28,6 +28,7 @@ from pipeline.artifacts.manifest import build_manifest, file_table, model_identi
 from pipeline.config import SCHEMES
 from pipeline.io import atomic_dirs, file_sha256
 from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
+from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +243,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
     # Hashing the base model takes one core and reads every weight file (16 GB for an 8B model):
     # done beside the quantization instead of after it.
     with ThreadPoolExecutor(2, thread_name_prefix="qpipe-hash") as pool, \
-            atomic_dirs(root / "artifacts", [name]) as staged:
+            atomic_dirs(Layout(root, params).artifacts, [name]) as staged:
         identity = pool.submit(model_identity, req.model_dir)
         req.out_dir = staged[name]
         t0 = time.time()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.layout import Layout
+
 Status = Literal["served", "not_served", "failed", "missing"]
 # Run files logged as artifacts, in this order, when present (results/<variant>/…).
 RESULT_FILES = ("metrics.json", "samples.jsonl", "run.json", "engine.log")
@@ -160,7 +162,7 @@ def failure_reason(failed: Path, limit: int = 480) -> str:
 
 
 def _add_artifact(params, root: Path, record: VariantRecord) -> None:
-    art = root / "artifacts" / record.name
+    art = Layout(root, params).artifact(record.name)
     manifest_path = art / "manifest.json"
     if not manifest_path.is_file():
         return

@@ -1,0 +1,175 @@
+"""dvc.yaml declares exactly the code each stage runs: for every stage DVC resolves (foreach and
+`${…}` included), the modules its `qpipe` command imports — transitively, lazy imports included —
+are all covered by its deps, and every code dep it lists is code it runs. An undeclared module is
+one DVC would not re-run the stage for when it changes; a stale one re-runs it for nothing.
+
+A quantization stage runs one backend: the other backends' modules are not its code.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+from importgraph import imports
+
+REPO = Path(__file__).resolve().parents[1]
+CLI = REPO / "pipeline" / "cli.py"
+
+
+@functools.cache
+def command_imports() -> dict[tuple[str, ...], set[str]]:
+    """(group, command) of every `qpipe` command -> the pipeline modules its function imports."""
+    groups = {"app": (), "calib_app": ("calib",)}
+    out = {}
+    for node in ast.parse(CLI.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "command":
+                group = groups[dec.func.value.id]
+                name = dec.args[0].value if dec.args else node.name.rstrip("_").replace("_", "-")
+                mods = set()
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("pipeline."):
+                        for a in sub.names:
+                            full = f"{sub.module}.{a.name}"
+                            is_module = (REPO / full.replace(".", "/")).with_suffix(".py").is_file()
+                            mods.add(full if is_module else sub.module)
+                out[(*group, name)] = mods
+    return out
+
+
+def module_file(module: str) -> Path:
+    path = REPO / module.replace(".", "/")
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def trivial(path: Path) -> bool:
+    """A package's __init__ that holds only its docstring: importing it runs nothing."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    return path.name == "__init__.py" and all(isinstance(n, ast.Expr) for n in body)
+
+
+def closure(entry: set[str], graph: dict[str, set[str]], skip: set[str]) -> set[str]:
+    """Every module reachable from `entry`, with each imported module's parent packages, as
+    repository-relative file paths (trivial package __init__ files left out)."""
+    seen, todo = set(), [m for m in entry if m not in skip]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        parts = m.split(".")
+        todo += [".".join(parts[:i]) for i in range(2, len(parts))]  # parents run first
+        todo += [t for t in graph.get(m, ()) if t not in skip and t.startswith("pipeline.")]
+    files = {module_file(m) for m in seen if m != "pipeline"}
+    if "pipeline" in {t for m in seen for t in graph.get(m, ())}:  # `from pipeline import __version__`
+        files.add(REPO / "pipeline" / "__init__.py")
+    return {f.relative_to(REPO).as_posix() for f in files if f.is_file() and not trivial(f)}
+
+
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    return imports(REPO / "pipeline")
+
+
+@functools.cache
+def backend_modules() -> dict[str, str]:
+    """Quantization backend name -> its module (the file that registers it)."""
+    out = {}
+    for path in (REPO / "pipeline" / "quantize").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "register" and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "BACKENDS" and node.args):
+                out[node.args[0].value] = f"pipeline.quantize.{path.stem}"
+    return out
+
+
+def dvc_stages() -> list[dict]:
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    with Repo(str(REPO)) as repo:
+        return [{"name": s.addressing, "cmd": s.cmd.split(),
+                 "deps": [str(d.def_path) for d in s.deps if not isinstance(d, ParamsDependency)],
+                 "outs": [str(o.def_path) for o in s.outs]}
+                for s in repo.index.stages]
+
+
+STAGES = dvc_stages()
+
+
+@functools.cache
+def code_of_cmd(cmd: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(code_of({"name": " ".join(cmd), "cmd": list(cmd)}))
+
+
+def code_of(stage: dict) -> set[str]:
+    """The pipeline files a stage's command runs."""
+    cmd = stage["cmd"]
+    assert cmd[0] == "qpipe", f"{stage['name']}: every stage runs one qpipe command, not {cmd[0]!r}"
+    commands = command_imports()
+    key = tuple(cmd[1:3]) if tuple(cmd[1:3]) in commands else tuple(cmd[1:2])
+    assert key in commands, f"{stage['name']}: `{' '.join(cmd)}` is no qpipe command"
+    skip = set()
+    if key == ("quantize",):
+        import yaml
+
+        variant = yaml.safe_load((REPO / "params.yaml").read_text())["variants"][cmd[2]]
+        backends = backend_modules()
+        skip = set(backends.values()) - {backends[variant["backend"]]}
+    return closure(commands[key], graph(), skip)
+
+
+def covered(path: str, deps: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in deps)
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=[s["name"] for s in STAGES])
+def test_every_module_a_stage_runs_is_a_dep(stage):
+    missing = sorted(f for f in code_of_cmd(tuple(stage["cmd"])) if not covered(f, stage["deps"]))
+    assert missing == [], f"{stage['name']} runs these but dvc.yaml does not list them"
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=[s["name"] for s in STAGES])
+def test_every_code_dep_is_code_the_stage_runs(stage):
+    code = code_of_cmd(tuple(stage["cmd"]))
+    stale = [d for d in stage["deps"] if d.startswith("pipeline/")
+             and not any(f == d or f.startswith(d.rstrip("/") + "/") for f in code)]
+    assert stale == [], f"{stage['name']} lists code it never runs"
+
+
+def test_a_lazy_import_of_an_undeclared_module_is_found(tmp_path):
+    """The closure follows imports inside functions and through packages' parents."""
+    graph = {"pipeline.quantize.stage": {"pipeline.quantize.base"},
+             "pipeline.quantize.base": {"pipeline.io"}}
+    files = closure({"pipeline.quantize.stage"}, graph, skip=set())
+    assert {"pipeline/quantize/stage.py", "pipeline/quantize/base.py", "pipeline/io.py"} <= files
+    assert not covered("pipeline/io.py", ["pipeline/quantize", "models/demo"])
+    assert covered("pipeline/engines/vllm.py", ["pipeline/engines"])
+
+
+def test_data_paths_are_the_ones_the_code_uses():
+    """The outs DVC resolves from params are the folders the stages write (pipeline.layout), and
+    the split reads every source folder params names."""
+    from pipeline.config import load_params
+    from pipeline.layout import Layout
+
+    params = load_params(REPO / "params.yaml")
+    layout = Layout(REPO, params)
+    rel = lambda p: p.relative_to(REPO).as_posix()  # noqa: E731
+    by_name = {s["name"]: s for s in STAGES}
+    for name in params.variants:
+        assert by_name[f"quantize@{name}"]["outs"] == [rel(layout.artifact(name))]
+        assert by_name[f"evaluate@{name}"]["outs"] == [rel(layout.result(name))]
+    for name in params.calibration.sets:
+        assert by_name[f"calibration@{name}"]["outs"] == [rel(layout.calibration_set(name))]
+    assert rel(layout.evalset) in by_name["split"]["outs"]
+    assert by_name["bench"]["outs"] == [rel(layout.bench)]
+    assert by_name["handoff"]["outs"] == [rel(layout.handoff)]
+    assert {rel(layout.reports / "comparison.json")} <= set(by_name["compare"]["outs"])
+    assert {str(s) for s in params.data.sources} <= set(by_name["split"]["deps"])
