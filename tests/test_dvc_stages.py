@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 
 import pytest
-from importgraph import imports
+from pipeline.importgraph import closure
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = REPO / "pipeline" / "cli.py"
@@ -40,40 +40,6 @@ def command_imports() -> dict[tuple[str, ...], set[str]]:
                             mods.add(full if is_module else sub.module)
                 out[(*group, name)] = mods
     return out
-
-
-def module_file(module: str) -> Path:
-    path = REPO / module.replace(".", "/")
-    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-
-
-def trivial(path: Path) -> bool:
-    """A package's __init__ that holds only its docstring: importing it runs nothing."""
-    body = ast.parse(path.read_text(encoding="utf-8")).body
-    return path.name == "__init__.py" and all(isinstance(n, ast.Expr) for n in body)
-
-
-def closure(entry: set[str], graph: dict[str, set[str]], skip: set[str]) -> set[str]:
-    """Every module reachable from `entry`, with each imported module's parent packages, as
-    repository-relative file paths (trivial package __init__ files left out)."""
-    seen, todo = set(), [m for m in entry if m not in skip]
-    while todo:
-        m = todo.pop()
-        if m in seen:
-            continue
-        seen.add(m)
-        parts = m.split(".")
-        todo += [".".join(parts[:i]) for i in range(2, len(parts))]  # parents run first
-        todo += [t for t in graph.get(m, ()) if t not in skip and t.startswith("pipeline.")]
-    files = {module_file(m) for m in seen if m != "pipeline"}
-    if "pipeline" in {t for m in seen for t in graph.get(m, ())}:  # `from pipeline import __version__`
-        files.add(REPO / "pipeline" / "__init__.py")
-    return {f.relative_to(REPO).as_posix() for f in files if f.is_file() and not trivial(f)}
-
-
-@functools.cache
-def graph() -> dict[str, set[str]]:
-    return imports(REPO / "pipeline")
 
 
 @functools.cache
@@ -122,7 +88,7 @@ def code_of(stage: dict) -> set[str]:
         variant = yaml.safe_load((REPO / "params.yaml").read_text())["variants"][cmd[2]]
         backends = backend_modules()
         skip = set(backends.values()) - {backends[variant["backend"]]}
-    return closure(commands[key], graph(), skip)
+    return {p.relative_to(REPO).as_posix() for p in closure(commands[key], REPO / "pipeline", frozenset(skip))}
 
 
 def covered(path: str, deps: list[str]) -> bool:
@@ -145,10 +111,16 @@ def test_every_code_dep_is_code_the_stage_runs(stage):
 
 def test_a_lazy_import_of_an_undeclared_module_is_found(tmp_path):
     """The closure follows imports inside functions and through packages' parents."""
-    graph = {"pipeline.quantize.stage": {"pipeline.quantize.base"},
-             "pipeline.quantize.base": {"pipeline.io"}}
-    files = closure({"pipeline.quantize.stage"}, graph, skip=set())
-    assert {"pipeline/quantize/stage.py", "pipeline/quantize/base.py", "pipeline/io.py"} <= files
+    root = tmp_path / "pipeline"
+    (root / "quantize").mkdir(parents=True)
+    (root / "quantize" / "__init__.py").write_text("REGISTERED = {}\n")
+    (root / "quantize" / "stage.py").write_text("from pipeline.quantize import base\n")
+    (root / "quantize" / "base.py").write_text("def f():\n    from pipeline.io import x\n")
+    (root / "quantize" / "other.py").write_text("")
+    (root / "io.py").write_text("x = 1\n")
+    files = {p.relative_to(tmp_path).as_posix() for p in closure(["pipeline.quantize.stage"], root)}
+    assert files == {"pipeline/quantize/__init__.py", "pipeline/quantize/stage.py",
+                     "pipeline/quantize/base.py", "pipeline/io.py"}
     assert not covered("pipeline/io.py", ["pipeline/quantize", "models/demo"])
     assert covered("pipeline/engines/vllm.py", ["pipeline/engines"])
 

@@ -7,6 +7,7 @@ rendering, scoring, detectors), so `compare` can refuse to pair records made by 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -16,19 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.importgraph import closure
 from pipeline.engines.base import Completion, Engine
 from pipeline.errors import QpipeError
 
-HERE = Path(__file__).resolve().parent
-# Every file whose change can change a record: prompting, scoring, detectors, the stage that
-# writes the records and the lm-eval bridge.
-_VERSIONED = ("harness.py", "scorers.py", "detectors.py", "stage.py", "lmeval.py")
+PACKAGE = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
 def harness_version() -> str:
+    """A hash of every file whose change can change a record: the evaluation stage and all it
+    imports (prompting, scoring, detectors, engines, the lm-eval bridge), found from the imports
+    themselves — the same set dvc.yaml lists as evaluate's code deps."""
     h = hashlib.sha256()
-    for name in _VERSIONED:
-        h.update((HERE / name).read_bytes())
+    for path in closure("pipeline.evaluate.stage", PACKAGE):
+        h.update(path.relative_to(PACKAGE.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 

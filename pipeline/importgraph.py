@@ -1,10 +1,14 @@
 """The import graph of a package, read statically: every `import` and `from … import`, at module
-level and inside functions alike (a lazy import counts as much as one at the top)."""
+level and inside functions alike (a lazy import counts as much as one at the top).
+
+It says which code a stage runs: the evaluation records carry a hash of exactly that code
+(`harness_version`), and the tests check dvc.yaml's code deps and the package map against it."""
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -38,3 +42,34 @@ def imports(root: Path) -> dict[str, set[str]]:
                 continue
             out[module] |= {n for n in names if n.split(".")[0] in (root.name, "demo")}
     return out
+
+
+def trivial(path: Path) -> bool:
+    """A package's __init__ that holds only its docstring: importing it runs nothing."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    return path.name == "__init__.py" and all(isinstance(n, ast.Expr) for n in body)
+
+
+def closure(entry: Iterable[str], root: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """The files of `root`'s package that the modules `entry` run: them, everything they import
+    transitively (but the modules in `skip`), and the packages above each — the top package only
+    where it is imported by name — sorted, so a hash over them is stable; docstring-only
+    __init__ files are left out."""
+    graph = imports(root)
+    seen, todo = set(), [m for m in entry if m not in skip]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        parts = m.split(".")
+        todo += [".".join(parts[:i]) for i in range(2, len(parts))]
+        todo += [t for t in graph.get(m, ()) if t.split(".")[0] == root.name and t not in skip]
+    base = root.parent
+    files = []
+    for m in seen:
+        path = base / m.replace(".", "/")
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if path.is_file() and not trivial(path):
+            files.append(path)
+    return sorted(files)
