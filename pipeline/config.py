@@ -96,18 +96,19 @@ class SchemeInfo:
     needs_calibration: bool
     group_size: int | None = None  # in-features must divide by it; None: per-channel / none
     recipe_schemes: frozenset[str] = frozenset()  # llm-compressor presets a recipe may name
+    bits: int | None = None  # weight bits recorded in the manifest (GGUF mixes types per tensor)
 
 
 SCHEMES: Registry[SchemeInfo] = Registry("scheme")
 for _info in (
-    SchemeInfo("bf16", "baseline", False),
-    SchemeInfo("fp16", "baseline", False),
-    SchemeInfo("w4a16_gptq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"})),
-    SchemeInfo("w4a16_awq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"})),
-    SchemeInfo("w8a8_int8", "compressed", True, None, frozenset({"W8A8"})),
-    SchemeInfo("fp8_dynamic", "compressed", False, None, frozenset({"FP8_DYNAMIC"})),
-    SchemeInfo("fp8", "compressed", True, None, frozenset({"FP8"})),  # static activation scales
-    SchemeInfo("nvfp4", "compressed", True, 16, frozenset({"NVFP4"})),
+    SchemeInfo("bf16", "baseline", False, bits=16),
+    SchemeInfo("fp16", "baseline", False, bits=16),
+    SchemeInfo("w4a16_gptq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"}), bits=4),
+    SchemeInfo("w4a16_awq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"}), bits=4),
+    SchemeInfo("w8a8_int8", "compressed", True, None, frozenset({"W8A8"}), bits=8),
+    SchemeInfo("fp8_dynamic", "compressed", False, None, frozenset({"FP8_DYNAMIC"}), bits=8),
+    SchemeInfo("fp8", "compressed", True, None, frozenset({"FP8"}), bits=8),  # static activation scales
+    SchemeInfo("nvfp4", "compressed", True, 16, frozenset({"NVFP4"}), bits=4),
     # GGUF: k-quants pack 256-value super-blocks, legacy quants 32-value blocks; every
     # preset but f16 is built with an importance matrix computed on the calibration set.
     *(SchemeInfo(f"gguf_{p}", "gguf", True, 256) for p in ("q2_k", "q3_k_m", "q4_k_m")),

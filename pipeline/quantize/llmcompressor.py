@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
+from pipeline.config import SCHEMES
 from pipeline.quantize.base import (
     BACKENDS,
     Backend,
@@ -137,7 +138,7 @@ class LlmCompressorBackend(Backend):
                 problems.append(f"{req.recipe}: ignore names layer {pattern!r}, which {req.model_dir} "
                                 "does not have — fix: use a module name from the checkpoint "
                                 "(e.g. 'lm_head') or a 're:' pattern")
-        if req.scheme != "fp8_dynamic" and req.calibration_dir is None:
+        if SCHEMES.get(req.scheme).needs_calibration and req.calibration_dir is None:
             problems.append(f"{req.variant}: scheme {req.scheme} needs a calibration set")
         if req.processes > 1:
             problems.extend(filter(None, [shared_memory_problem(req.model_dir)]))
@@ -233,7 +234,7 @@ def _dataset(calibration_dir: Path | None, scheme: str, tokenizer, max_len: int,
              share: tuple[int, int] = (0, 1)):
     """The calibration rows tokenized with the base tokenizer (None: the scheme takes no data).
     ``share`` = (index, count): this process's contiguous share of the rows."""
-    if calibration_dir is None or scheme == "fp8_dynamic":
+    if calibration_dir is None or not SCHEMES.get(scheme).needs_calibration:
         return None
     from datasets import Dataset
 

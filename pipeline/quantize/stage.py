@@ -32,8 +32,6 @@ from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 
-BITS = {"bf16": 16, "fp16": 16, "w4a16_gptq": 4, "w4a16_awq": 4, "w8a8_int8": 8,
-        "fp8_dynamic": 8, "fp8": 8, "nvfp4": 4}
 
 
 def _git_commit(root: Path) -> str | None:
@@ -263,7 +261,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         lineage = {
-            "variant": name, "scheme": v.scheme, "bits": BITS.get(v.scheme),
+            "variant": name, "scheme": v.scheme, "bits": info.bits,
             "group_size": info.group_size, "format": result.format, "engine": params.engine_for(name),
             "backend": v.backend, "tool_versions": result.tool_versions | {"qpipe": __version__},
             "base_model": {"name": params.model.name, **identity.result(),
