@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 # higher one (bench and compare both read evaluate's results and never each other).
 STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare": 3, "handoff": 4}
 # Below every stage: they import no stage.
-KERNELS = {"artifacts", "engines", "stats", "tracking", "config.py", "errors.py", "io.py",
-           "importgraph.py", "layout.py", "models.py", "names.py", "secrets.py", "llamacpp_tools.py"}
+KERNELS = {"artifacts", "engines", "stats", "tracking", "config", "errors.py", "io.py",
+           "importgraph.py", "layout.py", "models.py", "names.py", "processes.py", "secrets.py",
+           "llamacpp_tools.py"}
 # Above every stage: the command line and the whole-project validation call into stages.
 ORCHESTRATION = {"cli.py", "validate.py"}
 # Kernels with a narrower rule of their own.
@@ -30,9 +31,7 @@ ONLY = {"artifacts": {"errors.py", "io.py"}}  # manifest + verify depend on noth
 # Modules still over the size limit, each with the line count it may not grow past; a module
 # split below its limit leaves this table, and a new one never enters it.
 MAX_LINES = 400
-OVERSIZED = {"pipeline/config.py": 980,
-             "pipeline/cli.py": 560, "pipeline/calibration/split.py": 441,
-             "pipeline/engines/base.py": 410, "pipeline/validate.py": 434}
+OVERSIZED = {"pipeline/calibration/split.py": 441, "pipeline/validate.py": 434}
 # Data, not logic: vocabularies and pattern tables are as long as the world makes them.
 DATA_TABLES = {"pipeline/calibration/pii/vocabulary.py"}
 

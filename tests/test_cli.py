@@ -87,3 +87,12 @@ def test_every_user_facing_error_exits_1_with_its_message_and_others_keep_their_
 
     with pytest.raises(KeyError):
         _guarded(bug)
+
+
+def test_an_unknown_variant_exits_2_naming_the_closest(repo, monkeypatch):
+    """Every command that takes a variant checks it against params.yaml before any stage runs."""
+    monkeypatch.chdir(repo)
+    for cmd in ("quantize", "eval", "divergence", "serve"):
+        result = runner.invoke(app, [cmd, "basline"])
+        assert result.exit_code == 2, (cmd, result.output)
+        assert "unknown variant 'basline'" in result.output and "baseline" in result.output

@@ -341,3 +341,12 @@ def _result(params, cfg, names, left_out, measurements, bandwidth, root: Path) -
             "weight_bytes": sizes, "config": cfg.model_dump(mode="json"), "left_out": left_out,
             "measurements": measurements,
             "ratios": ratios(measurements, params.baseline, sizes, bandwidth)}
+
+
+def summary_lines(r: dict[str, Any]) -> list[str]:
+    """The bench result for the terminal: each variant's speed ratio against the baseline, then
+    every variant left out and why."""
+    lines = [f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
+             f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}"
+             for name, x in r["ratios"].items()]
+    return lines + [f"{name}: {why}" for name, why in r["left_out"].items()]

@@ -352,3 +352,8 @@ def card_markdown(card: dict) -> str:
 
 
 __all__ = ["run", "CalibrationError", "QuotaError", "card_markdown"]
+
+
+def summary_line(set_name: str, card: dict) -> str:
+    """One line per built set for the terminal: its name, size and content hash."""
+    return f"{set_name}: {card['samples']} samples, sha256 {card['content_sha256']}"

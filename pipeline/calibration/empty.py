@@ -19,3 +19,9 @@ def write_empty_set(parent: Path) -> Path:
                 "note": "no calibration data: the scheme does not use any"}
         (staged[NO_CALIBRATION] / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     return parent / NO_CALIBRATION
+
+
+def run(params, root: Path) -> Path:
+    """The `calibration_none` stage: the empty set beside the built ones, under
+    <split.out_dir>/calibration/ of the project at `root`."""
+    return write_empty_set(root / params.split.out_dir / "calibration")

@@ -54,3 +54,19 @@ def run(params, root: Path, variant: str, engines: list[str], *,
         write_json(out / "diff.json", report)
     report["out"] = str(parent / name / "diff.json")
     return json.loads(json.dumps(report))
+
+
+def summary_lines(r: dict[str, Any]) -> list[str]:
+    """The differential test for the terminal: consistency and paired accuracy of the two
+    engines, then the verdict and each of its criteria."""
+    a, b = r["engines"]
+    c, p, v = r["consistency"], r["paired"], r["verdict"]
+    lines = [f"{r['variant']}: {a} vs {b} — exact {c['exact_match_rate']:.3f}, char similarity "
+             f"{c['char_similarity']:.3f}, task agreement {c['task_agreement']:.3f}; accuracy "
+             f"{r['accuracy'][a]:.3f} vs {r['accuracy'][b]:.3f} (delta {p['delta']:+.3f}, CI "
+             f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]) → {r['out']}",
+             f"verdict ({v['profile']}): {'PASS' if v['passed'] else 'FAIL'}"]
+    for k in v["criteria"]:
+        mark = "ok  " if k["passed"] else ("n/a " if k["passed"] is None else "FAIL")
+        lines.append(f"  {mark} {k['name']}: {k['detail']}")
+    return lines

@@ -181,3 +181,14 @@ def render(p: dict[str, Any]) -> list[str]:
         out.append(f"- **{q}**: " + ("supported — conclusive for a variant of equal quality" if s["supported"]
                                       else "not supported: " + "; ".join(s["short"])))
     return out
+
+
+def run(params, root: Path, *, discordance: float | None = None,
+        profiles: list[str] | None = None, json_out: Path | None = None) -> dict[str, Any]:
+    """`qpipe plan`: the plan, also written to `json_out` when given (for scripts and CI)."""
+    from pipeline.io import write_json
+
+    p = plan(params, root, discordance=discordance, profiles=profiles)
+    if json_out:
+        write_json(json_out, p)
+    return p

@@ -26,6 +26,7 @@ import httpx
 
 from pipeline.names import Registry
 from pipeline.errors import QpipeError
+from pipeline.processes import die_with_parent, group_gone, group_members, listening_pids, signal_group
 
 
 class EngineError(QpipeError, RuntimeError):
@@ -58,71 +59,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _session_dying_with_parent() -> None:
-    """In the child before exec: a session of its own, and SIGTERM when the parent dies
-    (Linux's PR_SET_PDEATHSIG; elsewhere only the session)."""
-    os.setsid()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def listening_pids(port: int) -> set[int] | None:
-    """The processes with a socket listening on 127.0.0.1:`port` (None: this system does not say)."""
-    try:
-        import psutil
-
-        conns = psutil.net_connections(kind="tcp")
-    except Exception:  # noqa: BLE001 — no psutil, or psutil.AccessDenied (macOS without root)
-        return None
-    return {c.pid for c in conns if c.status == "LISTEN" and c.laddr and c.laddr.port == port
-            and c.pid is not None}
-
-
 def tail(path: Path | None, n: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path else ""
     except OSError:
         return "(no log)"
-
-
-def _signal_group(group: int, sig: int) -> None:
-    try:
-        os.killpg(group, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_members(group: int) -> list[int]:
-    """Live (non-zombie) processes of a process group, read from /proc where it exists."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").is_file():  # elsewhere: alive while a signal reaches it
-        try:
-            os.killpg(group, 0)
-            return [group]
-        except (ProcessLookupError, PermissionError):
-            return []
-    alive = []
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone while listing
-        if fields[0] not in ("Z", "X") and int(fields[2]) == group:  # state, pgrp
-            alive.append(int(stat.parent.name))
-    return alive
-
-
-def _group_gone(group: int, *, deadline: float) -> bool:
-    while _group_members(group):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 class Engine(ABC):
@@ -253,7 +194,7 @@ class ServerEngine(Engine):
             # Its own session: stop() signals the whole process group (vLLM forks workers); and
             # it dies with us (parent-death signal), so a killed qpipe leaves no engine behind.
             self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                         env=env, preexec_fn=_session_dying_with_parent)
+                                         env=env, preexec_fn=die_with_parent)
         except (OSError, QpipeError) as err:
             if isinstance(err, EngineError):
                 raise
@@ -287,7 +228,7 @@ class ServerEngine(Engine):
         if self.proc is None:
             return
         owner = listening_pids(self.port)
-        ours = set(_group_members(self.proc.pid)) | {self.proc.pid}
+        ours = set(group_members(self.proc.pid)) | {self.proc.pid}
         if owner is not None and not (owner & ours):
             raise EngineError(f"{self.name}: port {self.port} is held by another process "
                               f"(pid {', '.join(map(str, sorted(owner))) or 'unknown'}), not the "
@@ -317,15 +258,15 @@ class ServerEngine(Engine):
             self._client.close()
         if self.proc is not None:
             group = self.proc.pid
-            _signal_group(group, signal.SIGTERM)
+            signal_group(group, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
-            if not _group_gone(group, deadline=time.monotonic() + 10):
-                _signal_group(group, signal.SIGKILL)
+            if not group_gone(group, deadline=time.monotonic() + 10):
+                signal_group(group, signal.SIGKILL)
                 self.proc.wait()
-                _group_gone(group, deadline=time.monotonic() + 10)
+                group_gone(group, deadline=time.monotonic() + 10)
         if self._log is not None and not self._log.closed:
             self._log.close()
 

@@ -291,3 +291,14 @@ def _write(dest: Path, name: str, result: dict, rows: list[dict]) -> dict:
 def load(results: Path, name: str) -> dict[str, Any] | None:
     path = results / "divergence" / name / "metrics.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def summary_line(name: str, r: dict[str, Any]) -> str:
+    """The divergence of one variant in one line, or why it was not measured."""
+    if not r.get("measured"):
+        return f"{name}: not measured — {r['why']}"
+    o = r["overall"]
+    return (f"{name}: KLD mean {o.get('kld_mean', 0):.5f} (p99 {o.get('kld_p99', 0):.5f}) over "
+            f"{o['tokens']} tokens, top-1 agreement {o.get('top1_agreement', 1):.4f}, reference "
+            f"log-likelihood {o.get('ref_loglik_delta', 0):+.5f}/token vs {r['reference']} "
+            f"({r['seconds']} s)")

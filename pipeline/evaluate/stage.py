@@ -15,7 +15,7 @@ import platform
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -233,3 +233,32 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
     except BaseException:
         shutil.rmtree(results / name, ignore_errors=True)  # no stale metrics for a failed run
         raise
+
+
+def summary_line(name: str, metrics: dict[str, Any]) -> str:
+    """One variant's evaluation in one line: accuracy, engine and speed, or why it was not served."""
+    if not metrics.get("served", True):
+        return f"{name}: {metrics['reason']}"
+    sp, eng = metrics["speed"], metrics["engine"]
+    return (f"{name}: accuracy {metrics['accuracy']:.3f} (n={metrics['n']}) on {eng['name']} "
+            f"{eng['version']} [{eng['kernel']}]; {sp['output_tokens_per_second']} output tok/s"
+            f"{'' if sp['serving_engine'] else ' (reference engine)'}")
+
+
+def serve(params, root: Path, name: str, *, engine: str | None = None,
+          ready: Callable[[str], None] = log.info) -> None:
+    """`qpipe serve`: start a variant's engine on its verified artifact and keep it serving until
+    Ctrl-C (or SIGTERM, which the CLI turns into one), then stop it. `ready` gets the line that
+    says where it serves; the engine log is logs/serve-<variant>.log. An engine that dies while
+    serving raises its EngineError with the log's tail."""
+    log_path = root / "logs" / f"serve-{name}.log"
+    try:
+        with open_engine(params, root, name, log_path, engine=engine) as eng:
+            where = getattr(eng, "base_url", "in process")
+            ready(f"{name} served by {eng.name} at {where} (log: {log_path}); Ctrl-C stops it")
+            while True:
+                if hasattr(eng, "check_alive"):
+                    eng.check_alive("while serving")
+                time.sleep(1)
+    except KeyboardInterrupt:
+        return

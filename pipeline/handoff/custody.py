@@ -111,3 +111,20 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     if entry.get("gate") != m.get("gate"):
         out.append(Mismatch("evaluation.json", "its gate verdict is not the bundle's"))
     return out
+
+
+def verify_path(path: Path) -> tuple[list[str], bool]:
+    """`qpipe verify`: an artifact folder against its manifest, or — when its manifest is a
+    handoff bundle's — the whole bundle and its chain of custody. The lines to show (one
+    `MISMATCH <path>/<problem>` each, or the one that says everything holds) and whether it did."""
+    from pipeline.handoff.bundle import SCHEMA as BUNDLE
+
+    try:
+        is_bundle = json.loads((path / MANIFEST).read_text()).get("schema") == BUNDLE
+    except (OSError, ValueError, AttributeError):
+        is_bundle = False
+    problems = verify_bundle(path) if is_bundle else verify(path)
+    if problems:
+        return [f"MISMATCH {path}/{p}" for p in problems], False
+    holds = ", and its chain of custody holds" if is_bundle else ""
+    return [f"{path}: every file matches its manifest{holds}"], True

@@ -172,3 +172,19 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
     approvals.mkdir(exist_ok=True)
     write_json(approvals / f"{variant}.json", record)
     return record
+
+
+def summary_lines(index: dict[str, Any]) -> list[str]:
+    """The handoff index for the terminal: each bundle with its hash, each variant left out."""
+    lines = [f"{name}: {b['path']} (sha256 {b['content_sha256'][:16]}…)"
+             for name, b in index["bundles"].items()]
+    return lines + [f"{name}: left out — {why}" for name, why in index["left_out"].items()]
+
+
+def approval_line(record: dict[str, Any]) -> str:
+    """An approval record in one line: who, any override and why, registry version, bundle."""
+    reg = record["registry"]
+    override = f" (OVERRIDE: {record['reason']})" if record["override"] else ""
+    return (f"{record['variant']}: approved by {record['approved_by']}{override}; registered "
+            f"{reg.get('name')} v{reg.get('version')} @{reg.get('alias')}; bundle "
+            f"{record['bundle']} sha256 {record['bundle_sha256'][:16]}…")

@@ -282,3 +282,26 @@ def _log_files(mlflow: MlflowClient, run_id: str, record: VariantRecord) -> None
             entry = Path(tmp) / "comparison.json"
             entry.write_text(json.dumps(record.comparison, indent=2, sort_keys=True) + "\n")
             mlflow.log_artifact(run_id, str(entry), "report")
+
+
+def summary_line(r: dict[str, Any]) -> str:
+    """What `run` did, in one line: counts logged, or why results were kept for later."""
+    if r.get("pending"):
+        return ("tracking server unavailable: results kept, marked for `qpipe track` "
+                f"({r.get('reason', '')})")
+    return (f"experiment {r.get('experiment')}: logged {len(r.get('logged', []))}, "
+            f"already there {len(r.get('skipped', []))}, failed runs {len(r.get('failed', []))}")
+
+
+def log_failed(params, root: Path, variant: str) -> tuple[str, bool]:
+    """Log a failed evaluation (kept under logs/failed/) at once, before the pipeline's `track`
+    stage would. Never raises — the evaluation's own error is what the user needs — and returns
+    the line that says where the run went (a run, or marked for `qpipe track` when the server
+    does not answer) or why it was not logged, and whether it was."""
+    try:
+        r = run(params, root)
+    except Exception as err:  # noqa: BLE001 - reported in the returned line
+        return (f"the failed run of {variant} was not logged to MLflow ({err}); `qpipe track` "
+                "logs it from logs/failed/", False)
+    where = "marked for `qpipe track`" if r.get("pending") else f"run {r['runs'].get(variant)}"
+    return f"{variant}: logged to MLflow as FAILED ({where})", True

@@ -13,7 +13,8 @@ from typing import ClassVar
 
 import pytest
 
-from pipeline.engines.base import EngineInfo, ServerEngine, _group_members
+from pipeline.engines.base import EngineInfo, ServerEngine
+from pipeline.processes import group_members
 
 SERVER = textwrap.dedent("""
     import http.server, os, signal, sys, time
@@ -56,7 +57,7 @@ def test_stop_waits_for_forked_workers_so_the_log_is_final(tmp_path: Path):
     eng = ForkingServer(tmp_path, {"startup_timeout": 30}, log_path=log)
     with eng:
         group = eng.proc.pid
-        assert _group_members(group), "the server's process group should be alive while serving"
+        assert group_members(group), "the server's process group should be alive while serving"
     final = log.read_text()
     assert "worker shut down" in final, final
-    assert _group_members(group) == []
+    assert group_members(group) == []

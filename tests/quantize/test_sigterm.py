@@ -9,7 +9,7 @@ import time
 import pytest
 import yaml
 
-from pipeline.engines.base import _group_members
+from pipeline.processes import group_members
 
 pytestmark = pytest.mark.slow
 
@@ -33,4 +33,4 @@ def test_sigterm_during_a_quantization_leaves_no_staging_folder_or_worker(projec
     assert proc.returncode != 0
     assert list(artifacts.glob(".staging-*")) == [] and list(artifacts.glob(".old-*")) == []
     assert not (artifacts / "w8a8_int8_business").exists()
-    assert _group_members(proc.pid) == []  # no worker of its process group is left
+    assert group_members(proc.pid) == []  # no worker of its process group is left

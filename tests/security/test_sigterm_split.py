@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from demo.generator import write_logs
-from pipeline.engines.base import _group_members
+from pipeline.processes import group_members
 
 from .conftest import REPO
 
@@ -43,12 +43,12 @@ def test_sigterm_during_the_split_leaves_no_staging_folder_or_worker(tmp_path):
         time.sleep(0.1)
     time.sleep(2)  # workers scrubbing
     assert proc.poll() is None, "finished before the signal: nothing was tested"
-    assert len(_group_members(proc.pid)) > 1  # the worker processes are running
+    assert len(group_members(proc.pid)) > 1  # the worker processes are running
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
     assert proc.returncode != 0
     time.sleep(1)
-    assert _group_members(proc.pid) == []  # no worker left
+    assert group_members(proc.pid) == []  # no worker left
     assert list((tmp_path / "data").glob(".staging-*")) == []
     assert not (tmp_path / "data" / "evalset").exists()
     assert [p for p in tmp_path.iterdir() if p.name.startswith("tmp")] == []  # its temp folder

@@ -1,0 +1,57 @@
+"""The measuring sections: ``evaluate`` (with its lm-eval tasks), ``divergence`` and ``bench``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from pipeline.config.fields import PositiveFloat, PositiveInt, _Section
+
+
+class LmEvalConfig(_Section):
+    """lm-evaluation-harness tasks run against the served engine during `evaluate`."""
+
+    tasks: list[str] = Field(default_factory=list)  # `business_exact` is built from the eval set
+    include_path: Path | None = None   # a folder of your own task YAMLs
+    limit: PositiveInt | None = None   # samples per task
+
+
+class EvaluateConfig(_Section):
+    evalset: Path = Path("data/evalset")
+    out_dir: Path = Path("results")
+    max_tokens: PositiveInt = 128      # fixed for every variant
+    concurrency: PositiveInt = 4       # requests in flight (serving engines)
+    warmup: int = Field(8, ge=0)       # requests sent and discarded before measuring
+    limit: PositiveInt | None = None   # first N samples only (quick runs; recorded)
+    repetition_ngram: PositiveInt = 4  # detector: an output repeating an n-gram 3+ times
+    lm_eval: LmEvalConfig = Field(default_factory=LmEvalConfig)
+
+
+class DivergenceConfig(_Section):
+    """divergence@<variant>: teacher-forced signals against the baseline, and the
+    long-generation probe (a few prompts generated to the context limit, EOS ignored)."""
+
+    long_prompts: int = Field(2, ge=0)      # 0: no long-generation probe
+    long_max_len: PositiveInt | None = None  # default: the model's context length
+    # The same signals from the serving engine where it returns prompt log-probabilities (vLLM),
+    # top-k (≤ 20, vLLM's default max_logprobs) per position; null: the exact transformers
+    # measure only. Starts the baseline's and the variant's engines once each per variant.
+    engine_top_k: Annotated[int, Field(ge=1, le=20)] | None = None
+
+
+class BenchConfig(_Section):
+    """The offline protocol of seed 002 §4 plus streaming latency, every variant alternately."""
+
+    out_dir: Path = Path("results/bench")  # bench.json + each engine's log
+    rounds: PositiveInt = 2            # every variant once per round, alternating direction
+    baseline_every: PositiveInt = 4    # a baseline measurement after every N variants
+    repeats: PositiveInt = 3           # measured offline runs per round (after a warm-up run)
+    num_prompts: PositiveInt = 16
+    input_len: PositiveInt = 256
+    output_len: PositiveInt = 64       # forced (ignore EOS) where the engine allows
+    concurrency: list[PositiveInt] = Field(default_factory=lambda: [1, 4])
+    stream_requests: PositiveInt = 16  # streamed requests per concurrency level
+    memory_bandwidth_gbps: PositiveFloat | None = None  # default: measured (a large copy)
+    variants: list[str] | None = None  # default: every served variant

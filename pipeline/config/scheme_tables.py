@@ -1,0 +1,62 @@
+"""The scheme / backend / engine tables: what each scheme is, which backend makes it, the
+artifact format each backend writes, and the engines that serve them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.names import Registry
+
+
+@dataclass(frozen=True)
+class SchemeInfo:
+    """What a scheme is: which family, whether it needs calibration data, its shape rules."""
+
+    name: str
+    family: Literal["baseline", "compressed", "gguf"]
+    needs_calibration: bool
+    group_size: int | None = None  # in-features must divide by it; None: per-channel / none
+    recipe_schemes: frozenset[str] = frozenset()  # llm-compressor presets a recipe may name
+    bits: int | None = None  # weight bits recorded in the manifest (GGUF mixes types per tensor)
+
+
+SCHEMES: Registry[SchemeInfo] = Registry("scheme")
+for _info in (
+    SchemeInfo("bf16", "baseline", False, bits=16),
+    SchemeInfo("fp16", "baseline", False, bits=16),
+    SchemeInfo("w4a16_gptq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"}), bits=4),
+    SchemeInfo("w4a16_awq", "compressed", True, 128, frozenset({"W4A16", "W4A16_ASYM"}), bits=4),
+    SchemeInfo("w8a8_int8", "compressed", True, None, frozenset({"W8A8"}), bits=8),
+    SchemeInfo("fp8_dynamic", "compressed", False, None, frozenset({"FP8_DYNAMIC"}), bits=8),
+    SchemeInfo("fp8", "compressed", True, None, frozenset({"FP8"}), bits=8),  # static activation scales
+    SchemeInfo("nvfp4", "compressed", True, 16, frozenset({"NVFP4"}), bits=4),
+    # GGUF: k-quants pack 256-value super-blocks, legacy quants 32-value blocks; every
+    # preset but f16 is built with an importance matrix computed on the calibration set.
+    *(SchemeInfo(f"gguf_{p}", "gguf", True, 256) for p in ("q2_k", "q3_k_m", "q4_k_m")),
+    *(SchemeInfo(f"gguf_{p}", "gguf", True, 256) for p in ("q5_k_m", "q6_k")),
+    SchemeInfo("gguf_q4_0", "gguf", True, 32),
+    SchemeInfo("gguf_q8_0", "gguf", True, 32),
+    SchemeInfo("gguf_f16", "gguf", False),
+):
+    SCHEMES.add(_info.name, _info)
+
+
+def _family(family: str) -> frozenset[str]:
+    return frozenset(n for n in SCHEMES if SCHEMES.get(n).family == family)
+
+
+BASELINE_SCHEMES = _family("baseline")
+BACKENDS: dict[str, frozenset[str]] = {
+    "none": BASELINE_SCHEMES,
+    "llmcompressor": _family("compressed"),
+    "llamacpp": _family("gguf"),
+    "gptqmodel": frozenset({"w4a16_gptq"}),
+    "modelopt": frozenset({"fp8", "nvfp4", "w4a16_awq"}),
+    "autoawq": frozenset({"w4a16_awq"}),
+}
+ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")
+BACKEND_FORMATS = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
+                   "gptqmodel": "gptq", "modelopt": "modelopt", "autoawq": "awq"}
+RECIPE_REQUIRED = frozenset({"llmcompressor"})  # recipes in llm-compressor's own format
+NO_CALIBRATION = "none"  # the empty calibration set of schemes that need no data

@@ -1,0 +1,66 @@
+"""The ``engines`` section: which engine serves which artifact format, and each engine's
+settings."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from pipeline.config.fields import Device, PositiveFloat, PositiveInt, _Section
+from pipeline.config.problems import _fail, known
+from pipeline.config.scheme_tables import ENGINES
+
+
+class _EngineSettings(_Section):
+    startup_timeout: PositiveFloat = 600.0   # seconds until /health answers
+    request_timeout: PositiveFloat = 600.0
+    extra_args: list[str] = Field(default_factory=list)  # appended to the engine's command line
+
+
+class VllmSettings(_EngineSettings):
+    python: str | None = None          # the engine environment's python (default: set-up's)
+    dtype: str = "auto"
+    max_model_len: PositiveInt | None = None  # default: the model's own context
+    max_num_seqs: PositiveInt = 32
+    kv_cache_dtype: str = "auto"       # the same for every variant (seed 000 §7.1)
+    enforce_eager: bool = True         # CPU: loads in ~20 s instead of 90–200 s of compiling
+    cpu_kvcache_gb: PositiveInt = 1    # VLLM_CPU_KVCACHE_SPACE
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class LlamaCppSettings(_EngineSettings):
+    startup_timeout: PositiveFloat = 120.0
+    threads: PositiveInt = 1
+    ctx: PositiveInt = 4096
+    slots: PositiveInt = 1
+    kv_cache_dtype: str = "f16"        # -ctk/-ctv: stated, never left to the engine's default
+
+
+class TransformersSettings(_EngineSettings):
+    device: Device = "cpu"
+
+
+class OpenAISettings(_EngineSettings):
+    model: str = "model"               # the served model name the endpoint expects
+    kernel: str | None = None          # what the operator knows of the remote kernel
+
+
+class EnginesConfig(_Section):
+    """Which engine serves which artifact format (a variant's `engine:` overrides it), and each
+    engine's settings (a variant's `engine_options:` overrides those)."""
+
+    formats: dict[str, str] = Field(default_factory=lambda: {
+        "hf": "vllm", "compressed-tensors": "vllm", "gptq": "vllm", "awq": "vllm",
+        "modelopt": "vllm", "gguf": "llamacpp"})
+    vllm: VllmSettings = Field(default_factory=VllmSettings)
+    llamacpp: LlamaCppSettings = Field(default_factory=LlamaCppSettings)
+    transformers: TransformersSettings = Field(default_factory=TransformersSettings)
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
+
+    @field_validator("formats")
+    @classmethod
+    def _known_engines(cls, formats: dict[str, str]) -> dict[str, str]:
+        bad = {f: e for f, e in formats.items() if e not in ENGINES}
+        if bad:
+            f, e = next(iter(bad.items()))
+            _fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, ENGINES))])
+        return formats

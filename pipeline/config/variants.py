@@ -1,0 +1,157 @@
+"""The quantization sections: each entry of ``variants`` (backend, scheme, recipe, calibration
+set, engine and their rules) and ``quantize`` (where it runs, and the load check)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from pipeline.config.fields import Device, PositiveInt, _Section
+from pipeline.config.problems import Issue, _fail, known
+from pipeline.config.scheme_tables import (
+    BACKEND_FORMATS,
+    BACKENDS,
+    BASELINE_SCHEMES,
+    ENGINES,
+    NO_CALIBRATION,
+    SCHEMES,
+    SchemeInfo,
+)
+
+
+class Variant(_Section):
+    """One quantized (or baseline) model: how it is made and which engine serves it."""
+
+    backend: str
+    scheme: str
+    recipe: Path | None = None
+    calibration: str | None = None
+    engine: str | None = None  # default: engines.formats[<the artifact's format>]
+    url: str | None = None  # engine openai: the endpoint already serving this variant
+    reason: str | None = None  # engine none / transformers: why it is not on a serving engine
+    options: dict[str, Any] = Field(default_factory=dict)  # backend extras
+    engine_options: dict[str, Any] = Field(default_factory=dict)  # over engines.<engine>
+
+    @property
+    def format(self) -> str:
+        """The artifact format its backend writes (the key of the engines.formats table)."""
+        return BACKEND_FORMATS.get(self.backend, self.backend)
+
+    @property
+    def info(self) -> SchemeInfo:
+        return SCHEMES.get(self.scheme)
+
+    @property
+    def needs_calibration(self) -> bool:
+        return self.info.needs_calibration
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.scheme in BASELINE_SCHEMES
+
+    @model_validator(mode="after")
+    def _check(self) -> Variant:
+        issues = self._scheme_issues()
+        if not any(loc == ("backend",) for loc, _, _ in issues):
+            issues += self._recipe_issues()  # which recipe fits depends on a valid backend
+        issues += self._engine_issues()
+        if issues:
+            _fail(issues)
+        return self
+
+    def _scheme_issues(self) -> list[Issue]:
+        issues: list[Issue] = []
+        if self.scheme not in SCHEMES:
+            issues.append((("scheme",), f"unknown scheme '{self.scheme}'",
+                           known(self.scheme, SCHEMES)))
+        if self.backend not in BACKENDS:
+            issues.append((("backend",), f"unknown backend '{self.backend}'",
+                           known(self.backend, BACKENDS)))
+        if self.scheme not in SCHEMES:
+            return issues
+        if self.backend in BACKENDS and self.scheme not in BACKENDS[self.backend]:
+            doers = [b for b, schemes in BACKENDS.items() if self.scheme in schemes]
+            what = ("is an unquantized baseline and needs" if self.is_baseline
+                    else "is done by")
+            issues.append((("backend",),
+                           f"backend '{self.backend}' does not do scheme '{self.scheme}'",
+                           f"scheme '{self.scheme}' {what} backend {' or '.join(doers)}"))
+        if self.needs_calibration and self.calibration in (None, NO_CALIBRATION):
+            issues.append((("calibration",),
+                           f"scheme '{self.scheme}' needs a calibration set",
+                           "add `calibration: <name>` naming one of calibration.sets"))
+        if not self.needs_calibration and self.calibration != NO_CALIBRATION:
+            issues.append((("calibration",),
+                           f"scheme '{self.scheme}' uses no calibration data",
+                           f"write `calibration: {NO_CALIBRATION}` (the empty set: DVC then never "
+                           "requantizes this variant when calibration data changes)"))
+        return issues
+
+    def _recipe_issues(self) -> list[Issue]:
+        if self.recipe is None:
+            kind = {"llmcompressor": "an llm-compressor recipe", "llamacpp": "a GGUF preset file",
+                    "none": "recipes/baseline.yaml"}.get(self.backend, "the backend's recipe")
+            return [(("recipe",), f"variant has no recipe (backend '{self.backend}')",
+                     f"add `recipe: recipes/<file>.yaml` ({kind}); every variant names one, "
+                     "so DVC tracks exactly what made it")]
+        return []
+
+    def _engine_issues(self) -> list[Issue]:
+        if self.engine is None:
+            return []  # resolved from engines.formats (checked across sections)
+        if self.engine not in ENGINES:
+            return [(("engine",), f"unknown engine '{self.engine}'", known(self.engine, ENGINES))]
+        issues: list[Issue] = []
+        if self.engine == "none" and not self.reason:
+            issues.append((("reason",), "engine 'none' needs a reason",
+                           "add `reason: <why this variant is not served>`"))
+        if self.engine == "transformers" and not self.is_baseline and not self.reason:
+            issues.append((("reason",), "engine 'transformers' (the in-process reference) needs "
+                           "a reason", "add `reason: <why no serving engine runs it here>`; its "
+                           "speed is kept out of comparisons, so say why"))
+        if self.engine == "openai" and not self.url:
+            issues.append((("url",), "engine 'openai' needs a url",
+                           "add `url: http://host:port/v1` (the endpoint serving it)"))
+        if self.engine != "openai" and self.url:
+            issues.append((("url",), f"url is only used by engine 'openai', not "
+                           f"'{self.engine}'", "remove `url:` or set `engine: openai`"))
+        if self.engine == "llamacpp" and not self.scheme.startswith("gguf_"):
+            issues.append((("engine",), f"engine 'llamacpp' cannot serve scheme "
+                           f"'{self.scheme}'", "llama.cpp serves gguf_* schemes; use vllm"))
+        return issues
+
+
+class LoadCheckConfig(_Section):
+    """The prompt every artifact's load check answers with a few greedy tokens (recorded in its
+    manifest): a question in the model's own domain shows at a glance that the weights still work."""
+
+    system: str | None = None
+    prompt: str = "Reply with one short sentence."
+    new_tokens: PositiveInt = 16
+
+    def messages(self) -> list[dict[str, str]]:
+        return ([{"role": "system", "content": self.system}] if self.system else []) + \
+            [{"role": "user", "content": self.prompt}]
+
+
+class QuantizeConfig(_Section):
+    """Where quantization runs. On a GPU the model stays in host memory and llm-compressor's
+    sequential pipeline onloads one layer at a time, so a model larger than the GPU fits."""
+
+    device: Device = "cpu"  # cpu | cuda | cuda:N | auto (cuda when one is present)
+    # GPUs one llm-compressor run is spread over (torchrun, one process per GPU): each process
+    # calibrates on its share of the samples, GPTQ's layer solves are divided among them.
+    gpus: PositiveInt = 1
+    load_check: LoadCheckConfig = Field(default_factory=LoadCheckConfig)
+    out_dir: Path = Path("artifacts")  # one folder per variant: model files + manifest.json
+
+    @model_validator(mode="after")
+    def _gpus_need_cuda(self) -> QuantizeConfig:
+        if self.gpus > 1 and (self.device == "cpu" or self.device.startswith("cuda:")):
+            _fail([(("gpus",), f"gpus: {self.gpus} spreads quantization over the first {self.gpus} "
+                    f"visible GPUs, which device {self.device!r} does not allow",
+                    "set device: cuda (or auto), and choose the GPUs with CUDA_VISIBLE_DEVICES; "
+                    "or set gpus: 1")])
+        return self

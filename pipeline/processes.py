@@ -1,0 +1,70 @@
+"""Child processes that never outlive their parent: a session of its own that dies with the
+parent (engines, the MLflow UI server, quantization workers), its process group signalled and
+waited for as a whole, and who listens on a port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def die_with_parent() -> None:
+    """In the child before exec: a session of its own, and SIGTERM when the parent dies
+    (Linux's PR_SET_PDEATHSIG; elsewhere only the session)."""
+    os.setsid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def listening_pids(port: int) -> set[int] | None:
+    """The processes with a socket listening on 127.0.0.1:`port` (None: this system does not say)."""
+    try:
+        import psutil
+
+        conns = psutil.net_connections(kind="tcp")
+    except Exception:  # noqa: BLE001 — no psutil, or psutil.AccessDenied (macOS without root)
+        return None
+    return {c.pid for c in conns if c.status == "LISTEN" and c.laddr and c.laddr.port == port
+            and c.pid is not None}
+
+
+def signal_group(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_members(group: int) -> list[int]:
+    """Live (non-zombie) processes of a process group, read from /proc where it exists."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").is_file():  # elsewhere: alive while a signal reaches it
+        try:
+            os.killpg(group, 0)
+            return [group]
+        except (ProcessLookupError, PermissionError):
+            return []
+    alive = []
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone while listing
+        if fields[0] not in ("Z", "X") and int(fields[2]) == group:  # state, pgrp
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def group_gone(group: int, *, deadline: float) -> bool:
+    while group_members(group):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
