@@ -30,21 +30,28 @@ def ordered_map(fn: Callable[[list[T]], list[R]], items: Iterable[T], *, workers
                 chunk: int = 256, in_flight: int = 4) -> Iterator[R]:
     """``fn`` over chunks of ``items``, flattened, in input order. Each worker process runs
     ``initializer(*initargs)`` once; with ``workers <= 1`` everything runs in this process."""
-    items = iter(items)
+    batches = _chunks(items, chunk)
     if workers <= 1:
         initializer(*initargs)
-        while batch := list(itertools.islice(items, chunk)):
+        for batch in batches:
             yield from fn(batch)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ctx.Pool(workers, initializer=_init_process, initargs=(initializer, initargs)) as pool:
         pending: deque = deque()
-        while batch := list(itertools.islice(items, chunk)):
+        for batch in batches:
             pending.append(pool.apply_async(fn, (batch,)))
             if len(pending) >= workers * in_flight:
                 yield from pending.popleft().get()
         while pending:
             yield from pending.popleft().get()
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter), read only as they are asked for."""
+    items = iter(items)
+    while batch := list(itertools.islice(items, size)):
+        yield batch
 
 
 def _init_process(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:

@@ -56,7 +56,7 @@ from pipeline.config.scheme_tables import (
     BACKEND_FORMATS,
     BACKENDS,
     BASELINE_SCHEMES,
-    ENGINES,
+    engine_names,
     NO_CALIBRATION,
     RECIPE_REQUIRED,
     SCHEMES,
@@ -73,7 +73,7 @@ from pipeline.config.variants import LoadCheckConfig, QuantizeConfig, Variant
 from pipeline.config.yaml_lines import YamlDoc, dotted, read_yaml
 
 __all__ = [
-    "BACKENDS", "BACKEND_FORMATS", "BASELINE_SCHEMES", "ENGINES", "GATE_PROFILES", "MAX_WORKERS",
+    "BACKENDS", "BACKEND_FORMATS", "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "engine_names",
     "NO_CALIBRATION", "RECIPE_REQUIRED", "SCHEMES",
     "BenchConfig", "CalibrationConfig", "CalibrationSet", "CompareConfig", "ConfigError",
     "DataConfig", "DedupConfig", "Device", "DivergenceConfig", "EnginesConfig", "EvaluateConfig",

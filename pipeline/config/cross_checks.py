@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config.problems import Issue, known
-from pipeline.config.scheme_tables import BACKEND_FORMATS, BASELINE_SCHEMES, ENGINES, NO_CALIBRATION
+from pipeline.config.scheme_tables import BACKEND_FORMATS, BASELINE_SCHEMES, engine_names, NO_CALIBRATION
 from pipeline.config.serving import EnginesConfig
 
 
@@ -51,9 +51,9 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
     compare = _mapping(data.get("compare"))
     for key in ("engine_baselines", "noise_floor"):
         for engine, name in _mapping(compare.get(key)).items():
-            if engine not in ENGINES:
+            if engine not in engine_names():
                 issues.append((("compare", key, engine), f"unknown engine '{engine}'",
-                               known(engine, ENGINES)))
+                               known(engine, engine_names())))
             if name not in variants:
                 issues.append((("compare", key, engine), f"variant '{name}' is not defined",
                                known(str(name), variants, "Defined")))

@@ -55,7 +55,15 @@ BACKENDS: dict[str, frozenset[str]] = {
     "modelopt": frozenset({"fp8", "nvfp4", "w4a16_awq"}),
     "autoawq": frozenset({"w4a16_awq"}),
 }
-ENGINES = ("vllm", "llamacpp", "transformers", "openai", "none")
+NO_ENGINE = "none"  # a variant quantized but served nowhere here (with its reason)
+
+
+def engine_names() -> tuple[str, ...]:
+    """The engines a variant or the format table may name: each engine class in
+    pipeline/engines/ declares its own name, plus `none`."""
+    from pipeline.engines.base import engine_names as declared
+
+    return (*declared(), NO_ENGINE)
 BACKEND_FORMATS = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
                    "gptqmodel": "gptq", "modelopt": "modelopt", "autoawq": "awq"}
 RECIPE_REQUIRED = frozenset({"llmcompressor"})  # recipes in llm-compressor's own format

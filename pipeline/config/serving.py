@@ -7,7 +7,7 @@ from pydantic import Field, field_validator
 
 from pipeline.config.fields import Device, PositiveFloat, PositiveInt, _Section
 from pipeline.config.problems import _fail, known
-from pipeline.config.scheme_tables import ENGINES
+from pipeline.config.scheme_tables import engine_names
 
 
 class _EngineSettings(_Section):
@@ -59,8 +59,8 @@ class EnginesConfig(_Section):
     @field_validator("formats")
     @classmethod
     def _known_engines(cls, formats: dict[str, str]) -> dict[str, str]:
-        bad = {f: e for f, e in formats.items() if e not in ENGINES}
+        bad = {f: e for f, e in formats.items() if e not in engine_names()}
         if bad:
             f, e = next(iter(bad.items()))
-            _fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, ENGINES))])
+            _fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, engine_names()))])
         return formats

@@ -14,7 +14,7 @@ from pipeline.config.scheme_tables import (
     BACKEND_FORMATS,
     BACKENDS,
     BASELINE_SCHEMES,
-    ENGINES,
+    engine_names,
     NO_CALIBRATION,
     SCHEMES,
     SchemeInfo,
@@ -101,8 +101,8 @@ class Variant(_Section):
     def _engine_issues(self) -> list[Issue]:
         if self.engine is None:
             return []  # resolved from engines.formats (checked across sections)
-        if self.engine not in ENGINES:
-            return [(("engine",), f"unknown engine '{self.engine}'", known(self.engine, ENGINES))]
+        if self.engine not in engine_names():
+            return [(("engine",), f"unknown engine '{self.engine}'", known(self.engine, engine_names()))]
         issues: list[Issue] = []
         if self.engine == "none" and not self.reason:
             issues.append((("reason",), "engine 'none' needs a reason",

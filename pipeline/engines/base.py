@@ -345,7 +345,13 @@ def register(cls: type[Engine]) -> type[Engine]:
     return cls
 
 
-def get_engine(name: str) -> type[Engine]:
+def engine_names() -> tuple[str, ...]:
+    """Every engine, as its class declares itself (importing the modules registers them)."""
     from pipeline.engines import llamacpp, openai, transformers, vllm  # noqa: F401  (register)
 
+    return tuple(ENGINES)
+
+
+def get_engine(name: str) -> type[Engine]:
+    engine_names()
     return ENGINES.get(name)
