@@ -25,8 +25,8 @@ from typing import Any
 
 from pipeline.calibration.ingest import SUFFIXES as SOURCE_SUFFIXES
 from pipeline.config import (
-    RECIPE_REQUIRED,
     SCHEMES,
+    recipe_format,
     Loc,
     Problem,
     SchemeInfo,
@@ -211,7 +211,7 @@ def _check_recipes(doc: YamlDoc, root: Path) -> dict[str, Recipe]:
     users: dict[str, list[tuple[str, str]]] = {}
     for name, variant in _variants(doc):
         recipe, scheme = variant.get("recipe"), variant.get("scheme")
-        if variant.get("backend") in RECIPE_REQUIRED and isinstance(recipe, str):
+        if recipe_format(str(variant.get("backend"))) == "llm-compressor" and isinstance(recipe, str):
             users.setdefault(recipe, []).append((name, str(scheme)))
     recipes: dict[str, Recipe] = {}
     for rel, variants in users.items():
@@ -334,7 +334,7 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
         if scheme not in SCHEMES or not SCHEMES.get(str(scheme)).group_size:
             continue
         recipe_path = str(variant.get("recipe"))
-        if variant.get("backend") in EXTERNAL_BACKENDS:  # the tool's own recipe names its group
+        if recipe_format(str(variant.get("backend"))) == "tool":  # the tool's own recipe names its group
             group = _external_group_size(str(variant["backend"]), root / recipe_path)
             if group:
                 problems += _external_shape_problems(doc, name, group, families, recipe_path)
@@ -344,7 +344,6 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
     return problems
 
 
-EXTERNAL_BACKENDS = ("gptqmodel", "autoawq", "modelopt")
 
 
 def _external_group_size(backend: str, recipe_path: Path) -> int | None:

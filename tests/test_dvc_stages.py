@@ -3,7 +3,8 @@
 are all covered by its deps, and every code dep it lists is code it runs. An undeclared module is
 one DVC would not re-run the stage for when it changes; a stale one re-runs it for nothing.
 
-A quantization stage runs one backend: the other backends' modules are not its code.
+A quantization stage runs one backend, the one its variant names (loaded through the backend's
+entry point): the other backends' modules are not its code.
 """
 
 from __future__ import annotations
@@ -42,19 +43,6 @@ def command_imports() -> dict[tuple[str, ...], set[str]]:
     return out
 
 
-@functools.cache
-def backend_modules() -> dict[str, str]:
-    """Quantization backend name -> its module (the file that registers it)."""
-    out = {}
-    for path in (REPO / "pipeline" / "quantize").glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "register" and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "BACKENDS" and node.args):
-                out[node.args[0].value] = f"pipeline.quantize.{path.stem}"
-    return out
-
-
 def dvc_stages() -> list[dict]:
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
@@ -81,14 +69,15 @@ def code_of(stage: dict) -> set[str]:
     commands = command_imports()
     key = tuple(cmd[1:3]) if tuple(cmd[1:3]) in commands else tuple(cmd[1:2])
     assert key in commands, f"{stage['name']}: `{' '.join(cmd)}` is no qpipe command"
-    skip = set()
-    if key == ("quantize",):
+    entry = set(commands[key])
+    if key == ("quantize",):  # a quantization runs its variant's backend, as registered
         import yaml
 
+        from pipeline.plugins import backends
+
         variant = yaml.safe_load((REPO / "params.yaml").read_text())["variants"][cmd[2]]
-        backends = backend_modules()
-        skip = set(backends.values()) - {backends[variant["backend"]]}
-    return {p.relative_to(REPO).as_posix() for p in closure(commands[key], REPO / "pipeline", frozenset(skip))}
+        entry.add(backends()[variant["backend"]].target.partition(":")[0])
+    return {p.relative_to(REPO).as_posix() for p in closure(entry, REPO / "pipeline")}
 
 
 def covered(path: str, deps: list[str]) -> bool:

@@ -53,12 +53,13 @@ from pipeline.config.model_data import (
 from pipeline.config.params_model import Params
 from pipeline.config.problems import ConfigError, Issue, Loc, Problem, known, render_problems
 from pipeline.config.scheme_tables import (
-    BACKEND_FORMATS,
-    BACKENDS,
+    backend_format,
+    backend_schemes,
+    family,
+    recipe_format,
     BASELINE_SCHEMES,
     engine_names,
     NO_CALIBRATION,
-    RECIPE_REQUIRED,
     SCHEMES,
     SchemeInfo,
 )
@@ -73,8 +74,8 @@ from pipeline.config.variants import LoadCheckConfig, QuantizeConfig, Variant
 from pipeline.config.yaml_lines import YamlDoc, dotted, read_yaml
 
 __all__ = [
-    "BACKENDS", "BACKEND_FORMATS", "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "engine_names",
-    "NO_CALIBRATION", "RECIPE_REQUIRED", "SCHEMES",
+    "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "NO_CALIBRATION", "SCHEMES",
+    "backend_format", "backend_schemes", "engine_names", "family", "recipe_format",
     "BenchConfig", "CalibrationConfig", "CalibrationSet", "CompareConfig", "ConfigError",
     "DataConfig", "DedupConfig", "Device", "DivergenceConfig", "EnginesConfig", "EvaluateConfig",
     "GateThresholds", "GatesConfig", "HandoffConfig", "Issue", "LlamaCppSettings", "LmEvalConfig",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config.problems import Issue, known
-from pipeline.config.scheme_tables import BACKEND_FORMATS, BASELINE_SCHEMES, engine_names, NO_CALIBRATION
+from pipeline.config.scheme_tables import BASELINE_SCHEMES, NO_CALIBRATION, backend_format, engine_names
 from pipeline.config.serving import EnginesConfig
 
 
@@ -35,7 +35,8 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
         EnginesConfig.model_fields["formats"].default_factory()
     for name, variant in variants.items():
         variant = _mapping(variant)
-        fmt = BACKEND_FORMATS.get(variant.get("backend"), variant.get("backend"))
+        fmt = backend_format(variant.get("backend")) if isinstance(variant.get("backend"), str) \
+            else variant.get("backend")
         if variant.get("engine") is None and isinstance(fmt, str) and fmt not in formats:
             issues.append((("variants", name, "engine"),
                            f"no engine for format '{fmt}' in engines.formats",

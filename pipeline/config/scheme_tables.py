@@ -42,19 +42,38 @@ for _info in (
     SCHEMES.add(_info.name, _info)
 
 
-def _family(family: str) -> frozenset[str]:
-    return frozenset(n for n in SCHEMES if SCHEMES.get(n).family == family)
+def family(name: str) -> frozenset[str]:
+    """The schemes of one family (baseline, compressed, gguf)."""
+    return frozenset(n for n in SCHEMES if SCHEMES.get(n).family == name)
 
 
-BASELINE_SCHEMES = _family("baseline")
-BACKENDS: dict[str, frozenset[str]] = {
-    "none": BASELINE_SCHEMES,
-    "llmcompressor": _family("compressed"),
-    "llamacpp": _family("gguf"),
-    "gptqmodel": frozenset({"w4a16_gptq"}),
-    "modelopt": frozenset({"fp8", "nvfp4", "w4a16_awq"}),
-    "autoawq": frozenset({"w4a16_awq"}),
-}
+BASELINE_SCHEMES = family("baseline")
+
+
+def backend_schemes() -> dict[str, frozenset[str]]:
+    """Backend -> the schemes it makes, as each backend class declares (pipeline.plugins)."""
+    from pipeline.plugins import backends
+
+    return {name: facts.schemes for name, facts in backends().items()}
+
+
+def backend_format(backend: str) -> str:
+    """The artifact format a backend writes (its own declaration); an unknown backend is
+    named by validation, so its name stands in."""
+    from pipeline.plugins import backends
+
+    facts = backends().get(backend)
+    return facts.format if facts else backend
+
+
+def recipe_format(backend: str) -> str | None:
+    """What a backend's recipe file holds (llm-compressor, tool, preset, dtype)."""
+    from pipeline.plugins import backends
+
+    facts = backends().get(backend)
+    return facts.recipe_format if facts else None
+
+
 NO_ENGINE = "none"  # a variant quantized but served nowhere here (with its reason)
 
 
@@ -64,7 +83,4 @@ def engine_names() -> tuple[str, ...]:
     from pipeline.engines.base import engine_names as declared
 
     return (*declared(), NO_ENGINE)
-BACKEND_FORMATS = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
-                   "gptqmodel": "gptq", "modelopt": "modelopt", "autoawq": "awq"}
-RECIPE_REQUIRED = frozenset({"llmcompressor"})  # recipes in llm-compressor's own format
 NO_CALIBRATION = "none"  # the empty calibration set of schemes that need no data

@@ -11,8 +11,9 @@ from pydantic import Field, model_validator
 from pipeline.config.fields import Device, PositiveInt, _Section
 from pipeline.config.problems import Issue, _fail, known
 from pipeline.config.scheme_tables import (
-    BACKEND_FORMATS,
-    BACKENDS,
+    backend_format,
+    backend_schemes,
+    recipe_format,
     BASELINE_SCHEMES,
     engine_names,
     NO_CALIBRATION,
@@ -37,7 +38,7 @@ class Variant(_Section):
     @property
     def format(self) -> str:
         """The artifact format its backend writes (the key of the engines.formats table)."""
-        return BACKEND_FORMATS.get(self.backend, self.backend)
+        return backend_format(self.backend)
 
     @property
     def info(self) -> SchemeInfo:
@@ -66,13 +67,14 @@ class Variant(_Section):
         if self.scheme not in SCHEMES:
             issues.append((("scheme",), f"unknown scheme '{self.scheme}'",
                            known(self.scheme, SCHEMES)))
-        if self.backend not in BACKENDS:
+        backends = backend_schemes()
+        if self.backend not in backends:
             issues.append((("backend",), f"unknown backend '{self.backend}'",
-                           known(self.backend, BACKENDS)))
+                           known(self.backend, backends)))
         if self.scheme not in SCHEMES:
             return issues
-        if self.backend in BACKENDS and self.scheme not in BACKENDS[self.backend]:
-            doers = [b for b, schemes in BACKENDS.items() if self.scheme in schemes]
+        if self.backend in backends and self.scheme not in backends[self.backend]:
+            doers = [b for b, schemes in backends.items() if self.scheme in schemes]
             what = ("is an unquantized baseline and needs" if self.is_baseline
                     else "is done by")
             issues.append((("backend",),
@@ -91,8 +93,9 @@ class Variant(_Section):
 
     def _recipe_issues(self) -> list[Issue]:
         if self.recipe is None:
-            kind = {"llmcompressor": "an llm-compressor recipe", "llamacpp": "a GGUF preset file",
-                    "none": "recipes/baseline.yaml"}.get(self.backend, "the backend's recipe")
+            kind = {"llm-compressor": "an llm-compressor recipe", "preset": "a GGUF preset file",
+                    "dtype": "recipes/baseline.yaml"}.get(recipe_format(self.backend) or "",
+                                                          "the backend's recipe")
             return [(("recipe",), f"variant has no recipe (backend '{self.backend}')",
                      f"add `recipe: recipes/<file>.yaml` ({kind}); every variant names one, "
                      "so DVC tracks exactly what made it")]

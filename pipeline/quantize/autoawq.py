@@ -17,7 +17,6 @@ import time
 from typing import Any
 
 from pipeline.quantize.base import (
-    BACKENDS,
     ExternalBackend,
     QuantizeRequest,
     QuantizeResult,
@@ -29,10 +28,11 @@ from pipeline.quantize.base import (
 )
 
 
-@BACKENDS.register("autoawq")
 class AutoAwqBackend(ExternalBackend):
     name = "autoawq"
     schemes = frozenset({"w4a16_awq"})
+    format = "awq"
+    recipe_format = "tool"
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         cfg = recipe.get("quant_config")

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pipeline.names import Registry
 from pipeline.errors import QpipeError
 
 
@@ -74,7 +73,9 @@ class QuantizeResult:
 
 class Backend(ABC):
     name: ClassVar[str]
-    schemes: ClassVar[frozenset[str]]
+    schemes: ClassVar[frozenset[str]]      # the schemes it makes
+    format: ClassVar[str]                  # the artifact format it writes (engines.formats' key)
+    recipe_format: ClassVar[str]           # llm-compressor | tool | preset | dtype (pipeline.plugins)
     extra: ClassVar[str] = ""       # `pip install qpipe[<extra>]` (or an environment) brings it
 
     def require(self, module: str):
@@ -95,21 +96,12 @@ class Backend(ABC):
         ...
 
 
-BACKENDS: Registry[type[Backend]] = Registry("quantization backend")
-
-
 def get_backend(name: str) -> Backend:
-    # Importing the modules registers their classes; optional libraries load lazily inside.
-    from pipeline.quantize import (  # noqa: F401  (named after backends)
-        autoawq,
-        gptqmodel,
-        llamacpp,
-        llmcompressor,
-        modelopt,
-        none,
-    )
+    """The backend registered as `name` (pyproject's `qpipe.backends` entry points); its optional
+    libraries load lazily inside."""
+    from pipeline.plugins import backend_class
 
-    return BACKENDS.get(name)()
+    return backend_class(name)()
 
 
 # ── backends in their own environment ──────────────────────────────────────────────────

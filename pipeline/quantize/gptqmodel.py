@@ -16,7 +16,6 @@ import time
 from typing import Any
 
 from pipeline.quantize.base import (
-    BACKENDS,
     ExternalBackend,
     QuantizeRequest,
     generate_check,
@@ -28,10 +27,11 @@ from pipeline.quantize.base import (
 )
 
 
-@BACKENDS.register("gptqmodel")
 class GptqModelBackend(ExternalBackend):
     name = "gptqmodel"
     schemes = frozenset({"w4a16_gptq"})
+    format = "gptq"
+    recipe_format = "tool"
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         cfg = recipe.get("quantize_config")

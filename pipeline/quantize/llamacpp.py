@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
+from pipeline.config import family
 from pipeline.llamacpp_tools import LlamaCppMissing, locate
-from pipeline.quantize.base import (BACKENDS, Backend, BackendError, MissingDependency,
+from pipeline.quantize.base import (Backend, BackendError, MissingDependency,
                                     QuantizeRequest, QuantizeResult)
 
 log = logging.getLogger(__name__)
@@ -54,10 +54,11 @@ def gguf_summary(path: Path) -> dict:
             "has_chat_template": "tokenizer.chat_template" in r.fields}
 
 
-@BACKENDS.register("llamacpp")
 class LlamaCppBackend(Backend):
     name = "llamacpp"
-    schemes = SCHEMES_BY_BACKEND["llamacpp"]
+    schemes = family("gguf")
+    format = "gguf"
+    recipe_format = "preset"
     extra = "quantize"
 
     def check(self, req: QuantizeRequest) -> list[str]:

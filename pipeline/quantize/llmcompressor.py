@@ -30,10 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
-from pipeline.config import SCHEMES
+from pipeline.config import SCHEMES, family
 from pipeline.quantize.base import (
-    BACKENDS,
     Backend,
     BackendError,
     QuantizeRequest,
@@ -115,10 +113,11 @@ def _onloading_notes(device: str) -> list[str]:
     return [note]
 
 
-@BACKENDS.register("llmcompressor")
 class LlmCompressorBackend(Backend):
     name = "llmcompressor"
-    schemes = SCHEMES_BY_BACKEND["llmcompressor"]
+    schemes = family("compressed")
+    format = "compressed-tensors"
+    recipe_format = "llm-compressor"
     extra = "quantize"
 
     def check(self, req: QuantizeRequest) -> list[str]:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.quantize.base import (
-    BACKENDS,
     ExternalBackend,
     QuantizeRequest,
     generate_check,
@@ -42,10 +41,11 @@ SCHEME_CONFIGS = {"fp8": {"FP8_DEFAULT_CFG"}, "nvfp4": {"NVFP4_DEFAULT_CFG", "NV
                   "w4a16_awq": {"INT4_AWQ_CFG"}}
 
 
-@BACKENDS.register("modelopt")
 class ModelOptBackend(ExternalBackend):
     name = "modelopt"
     schemes = frozenset({"fp8", "nvfp4", "w4a16_awq"})
+    format = "modelopt"
+    recipe_format = "tool"
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         return BLOCK.get(recipe.get("config"))

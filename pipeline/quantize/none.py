@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import shutil
 
-from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
-from pipeline.quantize.base import BACKENDS, Backend, QuantizeRequest, QuantizeResult
+from pipeline.config import BASELINE_SCHEMES
+from pipeline.quantize.base import Backend, QuantizeRequest, QuantizeResult
 
 # What a serving engine needs from a Hugging Face checkpoint directory.
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "tokenizer.model")
 
 
-@BACKENDS.register("none")
 class BaselineBackend(Backend):
     name = "none"
-    schemes = SCHEMES_BY_BACKEND["none"]
+    schemes = BASELINE_SCHEMES
+    format = "hf"
+    recipe_format = "dtype"
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         import json

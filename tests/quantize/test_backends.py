@@ -1,22 +1,72 @@
-"""The backend registry and its errors: unknown names, missing optional libraries."""
+"""The backends are plug-ins (pipeline.plugins): each declares itself, validation reads the
+declarations; and the errors: unknown names, missing optional libraries, bad declarations."""
 
 import pytest
 
-from pipeline.config import BACKENDS as SCHEMES_BY_BACKEND
-from pipeline.quantize.base import BACKENDS, MissingDependency, get_backend
-from pipeline.names import UnknownNameError
+from pipeline import plugins
+from pipeline.config import backend_schemes, load_params
+from pipeline.quantize.base import MissingDependency, get_backend
+
+EXPECTED = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
+            "gptqmodel": "gptq", "autoawq": "awq", "modelopt": "modelopt"}
 
 
-def test_every_configured_backend_with_code_is_registered():
-    get_backend("none")  # imports the backend modules
-    for name in SCHEMES_BY_BACKEND:
+def test_every_backend_is_registered_and_declares_itself():
+    found = plugins.backends()
+    assert {name: f.format for name, f in found.items()} == EXPECTED
+    for name, facts in found.items():
         backend = get_backend(name)
-        assert backend.schemes == SCHEMES_BY_BACKEND[name]
+        assert backend.name == name and backend.schemes == facts.schemes == backend_schemes()[name]
+    assert found["gptqmodel"].recipe_format == found["modelopt"].recipe_format == "tool"
+    assert found["llmcompressor"].recipe_format == "llm-compressor"
 
 
 def test_unknown_backend_suggests_the_closest():
-    with pytest.raises(UnknownNameError, match="did you mean 'llmcompressor'"):
+    with pytest.raises(plugins.PluginError, match="did you mean 'llmcompressor'"):
         get_backend("llmcompresor")
+
+
+def test_a_backend_registered_elsewhere_is_validated_by_its_own_declaration(tmp_path, monkeypatch, repo):
+    """A new backend is one class and one entry point: params validation accepts its scheme and
+    format without any table being edited — and refuses a class that does not declare itself."""
+    import sys
+    import textwrap
+
+    (tmp_path / "qpipe_extra_backend.py").write_text(textwrap.dedent("""
+        from pipeline.quantize.base import Backend
+
+        class Extra(Backend):
+            name = "extra"
+            schemes = frozenset({"w4a16_gptq"})
+            format = "gptq"
+            recipe_format = "tool"
+
+            def quantize(self, req):
+                raise NotImplementedError
+
+        class Undeclared(Backend):
+            name = "undeclared"
+
+            def quantize(self, req):
+                raise NotImplementedError
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    targets = {**plugins._targets(), "extra": "qpipe_extra_backend:Extra"}
+    monkeypatch.setattr(plugins, "_targets", lambda: targets)
+    plugins.backends.cache_clear()
+    try:
+        params = load_params(repo / "params.yaml")
+        data = params.model_dump(mode="json")
+        data["variants"]["gptq_w4a16_business"]["backend"] = "extra"
+        v = type(params).model_validate(data).variants["gptq_w4a16_business"]
+        assert v.format == "gptq" and get_backend("extra").name == "extra"
+        targets["undeclared"] = "qpipe_extra_backend:Undeclared"
+        plugins.backends.cache_clear()
+        with pytest.raises(plugins.PluginError, match="must declare"):
+            plugins.backends()
+    finally:
+        plugins.backends.cache_clear()
+        sys.modules.pop("qpipe_extra_backend", None)
 
 
 def test_missing_library_names_the_extra(monkeypatch):
@@ -35,4 +85,3 @@ def test_missing_library_names_the_extra(monkeypatch):
         backend.require("llmcompressor")
     assert "pip install -e '.[quantize]'" in str(err.value)
     assert "'llmcompressor'" in str(err.value) and "backend 'llmcompressor'" in str(err.value)
-    assert "llmcompressor" in BACKENDS
