@@ -26,11 +26,12 @@ log = logging.getLogger(__name__)
 K_QUANT_ROW = 256  # K-quant super-block width
 
 
-def _run(cmd: list[str], what: str, log_path: Path, env: dict | None = None) -> None:
+def _run(cmd: list[str], what: str, log_path: Path, env: dict | None = None,
+         cwd: Path | None = None) -> None:
     with log_path.open("a") as fh:
         fh.write(f"$ {' '.join(cmd)}\n")
         fh.flush()
-        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     if proc.returncode != 0:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])
         raise BackendError(f"{what} failed (exit {proc.returncode}); log tail:\n{tail}")
@@ -110,16 +111,21 @@ class LlamaCppBackend(Backend):
             _run(cmd, "GGUF conversion (convert_hf_to_gguf.py)", log_path)
             quant_cmd = [tools.tool("llama-quantize")]
             imatrix_out = None
+            # Both tools write the paths they are given into the GGUF metadata
+            # (imatrix.datasets, quantize.imatrix.file / .dataset): they run where those files
+            # lie and get bare names, so the artifact does not depend on where the project or
+            # its staging folder is.
             if req.calibration_dir is not None:
                 imatrix_out = req.out_dir / "imatrix.gguf"
                 _run([tools.tool("llama-imatrix"), "-m", str(f16),
-                      "-f", str(req.calibration_dir / "imatrix.txt"), "-o", str(imatrix_out),
+                      "-f", "imatrix.txt", "-o", str(imatrix_out),
                       "-c", str(imx.get("ctx", 512)), "--chunks", str(imx.get("chunks", 256)),
                       "-t", threads, "--no-ppl"],
-                     "llama-imatrix", log_path)
-                quant_cmd += ["--imatrix", str(imatrix_out)]
+                     "llama-imatrix", log_path, cwd=req.calibration_dir)
+                quant_cmd += ["--imatrix", imatrix_out.name]
             gguf = req.out_dir / f"model-{preset}.gguf"
-            _run([*quant_cmd, str(f16), str(gguf), preset, threads], "llama-quantize", log_path)
+            _run([*quant_cmd, str(f16), gguf.name, preset, threads], "llama-quantize", log_path,
+                 cwd=req.out_dir)
         from importlib.metadata import version
 
         return QuantizeResult(

@@ -268,3 +268,17 @@ def test_lm_eval_runs_the_business_task_against_the_served_endpoint(served, tmp_
     # lm-eval's own exact match (case and punctuation ignored) agrees with the harness's scorer
     assert got["tasks"]["business_exact"]["exact_match,strip"] == pytest.approx(
         sum(exact) / len(exact), abs=0.05)
+
+
+def test_a_gguf_artifact_does_not_depend_on_where_it_was_made(served):
+    """llama.cpp writes the paths it is given into the GGUF metadata; given absolute ones, every
+    quantization (its staging folder has a random name) and every checkout made other bytes from
+    the same weights. The tools get bare names, so the metadata says only those."""
+    from gguf import GGUFReader
+
+    served.artifact(Q8)
+    d = served.root / "artifacts" / Q8
+    fields = GGUFReader(next(d.glob("model-*.gguf"))).fields
+    assert fields["quantize.imatrix.file"].contents() == "imatrix.gguf"
+    assert fields["quantize.imatrix.dataset"].contents() == "imatrix.txt"
+    assert GGUFReader(d / "imatrix.gguf").fields["imatrix.datasets"].contents() == ["imatrix.txt"]
