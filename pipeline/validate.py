@@ -19,7 +19,6 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,29 +31,15 @@ from pipeline.config import (
     SchemeInfo,
     YamlDoc,
     check_params,
-    known,
     read_yaml,
     render_problems,
 )
+from pipeline.quantize.llmcompressor_recipes import KNOWN_MODIFIERS, Recipe, read_recipe, scheme_problems
 
 __all__ = ["KNOWN_MODIFIERS", "Problem", "render_problems", "validate_project"]
 
 logger = logging.getLogger(__name__)
 
-# Modifier classes an llm-compressor recipe may name (keys under a `*_modifiers` group).
-KNOWN_MODIFIERS = (
-    "GPTQModifier",
-    "QuantizationModifier",
-    "AWQModifier",
-    "SmoothQuantModifier",
-    "SparseGPTModifier",
-    "ConstantPruningModifier",
-    "LogarithmicEqualizationModifier",
-    "QuIPModifier",
-    "SpinQuantModifier",
-)
-# The algorithm a scheme is named after must be in its recipe.
-REQUIRED_MODIFIER = {"w4a16_gptq": "GPTQModifier", "w4a16_awq": "AWQModifier"}
 # (config.json dimension, its value, the Linear modules whose in-features it is)
 Families = list[tuple[str, int, list[str]]]
 
@@ -193,18 +178,6 @@ def _norm(value: Any) -> str:
 # ── recipes ───────────────────────────────────────────────────────────────────────────────
 
 
-@dataclass
-class Recipe:
-    """What validation learned from one recipe file."""
-
-    doc: YamlDoc | None
-    problems: list[Problem] = field(default_factory=list)
-    modifiers: list[tuple[str, Loc]] = field(default_factory=list)
-    schemes: list[tuple[str, Loc]] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    config_groups: bool = False
-
-
 def _check_recipes(doc: YamlDoc, root: Path) -> dict[str, Recipe]:
     """Parse each llm-compressor recipe once, check its shape, then its scheme against
     every variant that uses it."""
@@ -217,100 +190,11 @@ def _check_recipes(doc: YamlDoc, root: Path) -> dict[str, Recipe]:
     for rel, variants in users.items():
         if not (root / rel).is_file():
             continue  # reported by the path check
-        recipe = _read_recipe(root / rel)
+        recipe = read_recipe(root / rel)
         for name, scheme in variants:
-            recipe.problems += _scheme_problems(recipe, rel, name, scheme)
+            recipe.problems += scheme_problems(recipe, rel, name, scheme)
         recipes[rel] = recipe
     return recipes
-
-
-def _read_recipe(path: Path) -> Recipe:
-    rdoc, problems = read_yaml(path)
-    recipe = Recipe(rdoc, problems)
-    if rdoc is None:
-        return recipe
-    if not isinstance(rdoc.data, Mapping):
-        recipe.problems.append(rdoc.problem((), "a recipe is a mapping of stages",
-                                            "start with `quant_stage:`"))
-        return recipe
-    for stage, groups in rdoc.data.items():
-        if stage == "args":
-            continue
-        if not str(stage).endswith("_stage") or not isinstance(groups, Mapping):
-            recipe.problems.append(rdoc.problem(
-                (stage,), f"'{stage}' is not a stage; llm-compressor silently skips it",
-                f"name it '{stage}_stage' with `<name>_modifiers:` groups inside"))
-            continue
-        for group, modifiers in groups.items():
-            _read_group(recipe, (stage, group), modifiers)
-    if not recipe.modifiers and not recipe.problems:
-        recipe.problems.append(rdoc.problem((), "the recipe has no modifiers",
-                                            "add e.g. quant_stage: quant_modifiers: "
-                                            "GPTQModifier: {...}"))
-    return recipe
-
-
-def _read_group(recipe: Recipe, loc: Loc, modifiers: Any) -> None:
-    rdoc = recipe.doc
-    assert rdoc is not None
-    if not str(loc[-1]).endswith("_modifiers") or not isinstance(modifiers, Mapping):
-        recipe.problems.append(rdoc.problem(
-            loc, f"'{loc[-1]}' is not a modifier group; llm-compressor silently skips it",
-            f"name it '{loc[-1]}_modifiers' and put `<ModifierName>: {{fields}}` inside"))
-        return
-    for name, fields in modifiers.items():
-        here = (*loc, name)
-        if name not in KNOWN_MODIFIERS:
-            recipe.problems.append(rdoc.problem(here, f"unknown modifier '{name}'",
-                                                known(str(name), KNOWN_MODIFIERS)))
-            continue
-        if not isinstance(fields, Mapping):
-            recipe.problems.append(rdoc.problem(here, f"{name} needs a mapping of fields",
-                                                f"write `{name}: {{}}` for the defaults"))
-            continue
-        recipe.modifiers.append((str(name), here))
-        _read_fields(recipe, here, fields)
-
-
-def _read_fields(recipe: Recipe, loc: Loc, fields: Mapping[str, Any]) -> None:
-    scheme = fields.get("scheme")
-    if isinstance(scheme, str):
-        recipe.schemes.append((scheme, (*loc, "scheme")))
-    elif isinstance(scheme, Mapping):  # {preset: [targets]} form
-        recipe.schemes += [(str(preset), (*loc, "scheme", preset)) for preset in scheme]
-    recipe.config_groups |= "config_groups" in fields
-    ignore = fields.get("ignore")
-    if isinstance(ignore, str):
-        ignore = [ignore]
-    if isinstance(ignore, list):
-        recipe.ignore += [str(entry) for entry in ignore]
-
-
-def _scheme_problems(recipe: Recipe, rel: str, variant: str, scheme: str) -> list[Problem]:
-    if recipe.doc is None or scheme not in SCHEMES:
-        return []
-    rdoc, info = recipe.doc, SCHEMES.get(scheme)
-    expected = " or ".join(sorted(info.recipe_schemes)) or "no quantization"
-    problems = []
-    for preset, loc in recipe.schemes:
-        if preset not in info.recipe_schemes:
-            problems.append(rdoc.problem(
-                loc, f"scheme '{preset}' does not match variant '{variant}' (scheme "
-                f"{scheme} expects {expected})",
-                f"set `scheme: {min(info.recipe_schemes, default='…')}` here, or point "
-                f"variants.{variant}.recipe at a recipe for {scheme}"))
-    if info.recipe_schemes and not recipe.schemes and not recipe.config_groups:
-        problems.append(rdoc.problem((), f"{rel} sets no quantization scheme, variant "
-                                     f"'{variant}' ({scheme}) expects {expected}",
-                                     f"add `scheme: {min(info.recipe_schemes)}` to its "
-                                     "QuantizationModifier or GPTQModifier"))
-    needed = REQUIRED_MODIFIER.get(scheme)
-    if needed and needed not in {name for name, _ in recipe.modifiers}:
-        problems.append(rdoc.problem((), f"variant '{variant}' ({scheme}) needs a {needed}, "
-                                     f"which {rel} does not have",
-                                     f"add {needed} to the recipe, or use the recipe "
-                                     f"written for {scheme}"))
-    return problems
 
 
 # ── model shapes ──────────────────────────────────────────────────────────────────────────

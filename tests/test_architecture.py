@@ -31,7 +31,7 @@ ONLY = {"artifacts": {"errors.py", "io.py"}}  # manifest + verify depend on noth
 # Modules still over the size limit, each with the line count it may not grow past; a module
 # split below its limit leaves this table, and a new one never enters it.
 MAX_LINES = 400
-OVERSIZED = {"pipeline/validate.py": 434}
+OVERSIZED: dict[str, int] = {}
 # Data, not logic: vocabularies and pattern tables are as long as the world makes them.
 DATA_TABLES = {"pipeline/calibration/pii/vocabulary.py"}
 
