@@ -190,8 +190,14 @@ def test_general_set_card_does_not_depend_on_business_logs(pipeline_run):
 
 
 def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_run):
-    assert set(pipeline_run.status_after_calibration) == {
-        "quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business"}, pipeline_run.status_after_calibration
+    """Of the stages reading calibration data, the business-calibrated quantizations — and
+    compare and handoff, which read the sets' cards (the calibration effect, the bundle's card),
+    and nothing else: not the baseline, FP8 dynamic or the general-set variant."""
+    status = pipeline_run.status_after_calibration
+    assert set(status) == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
+                           "compare", "handoff"}, status
+    for stage in ("compare", "handoff"):
+        assert status[stage] == [{"changed deps": {"data/calibration": "modified"}}], status
 
 
 def test_final_repro_requantizes_exactly_those(pipeline_run):
