@@ -209,9 +209,21 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
 
     p = _params(params, variant=variant)
     m = _guarded(run, p, params.resolve().parent, variant, device=device or p.quantize.device,
-                 gpus=gpus or p.quantize.gpus)
-    typer.echo(f"{variant}: {m['format']} {m['size_bytes'] / 2**20:.2f} MB, "
-               f"{m['quantization']['wall_seconds']} s, load check: {m['load_check'].get('text')!r}")
+                 gpus=gpus or p.quantize.gpus)  # its times and memory: quantize.runs_dir
+    typer.echo(f"{variant}: {m['format']} {m['size_bytes'] / 2**20:.2f} MB, content "
+               f"{m['content_sha256'][:12]}, load check: {m['load_check'].get('text')!r}")
+
+
+@app.command()
+def reproduce(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
+              params: Path = ParamsOpt, keep: Optional[Path] = typer.Option(
+                  None, help="Keep the rebuilt artifact in this folder (default: a temporary one).")) -> None:
+    """Quantize a variant again from the same inputs: exit 1 unless its bytes are the artifact's."""
+    from pipeline.quantize.reproduce import reproduce as rebuild
+
+    result = _stage(rebuild, params, variant=variant, keep=keep)
+    _echo(result.lines())
+    raise typer.Exit(0 if result.matches else 1)
 
 
 @app.command()

@@ -2,7 +2,8 @@
 
     >>> from pathlib import Path
     >>> from types import SimpleNamespace as NS
-    >>> p = NS(quantize=NS(out_dir=Path("artifacts")), split=NS(out_dir=Path("data")),
+    >>> p = NS(quantize=NS(out_dir=Path("artifacts"), runs_dir=Path("runs/quantize")),
+    ...        split=NS(out_dir=Path("data")),
     ...        evaluate=NS(out_dir=Path("results"), evalset=Path("data/evalset")),
     ...        bench=NS(out_dir=Path("results/bench")), compare=NS(out_dir=Path("reports")),
     ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")))
@@ -46,6 +47,13 @@ class Layout:
 
     def artifact(self, variant: str) -> Path:
         return self.artifacts / variant
+
+    def quantize_run(self, variant: str) -> Path:
+        """The quantization's run record: times, memory, host, git commit (not the artifact's)."""
+        return self.root / self.params.quantize.runs_dir / f"{variant}.json"
+
+    def quantize_log(self, variant: str) -> Path:
+        return self.root / self.params.quantize.runs_dir / f"{variant}.log"
 
     @property
     def results(self) -> Path:

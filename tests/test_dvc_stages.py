@@ -125,7 +125,9 @@ def test_data_paths_are_the_ones_the_code_uses():
     rel = lambda p: p.relative_to(REPO).as_posix()  # noqa: E731
     by_name = {s["name"]: s for s in STAGES}
     for name in params.variants:
-        assert by_name[f"quantize@{name}"]["outs"] == [rel(layout.artifact(name))]
+        assert by_name[f"quantize@{name}"]["outs"] == [rel(layout.artifact(name)),
+                                                       rel(layout.quantize_log(name)),
+                                                       rel(layout.quantize_run(name))]
         assert by_name[f"evaluate@{name}"]["outs"] == [rel(layout.result(name))]
     for name in params.calibration.sets:
         assert by_name[f"calibration@{name}"]["outs"] == [rel(layout.calibration_set(name))]

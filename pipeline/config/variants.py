@@ -149,6 +149,9 @@ class QuantizeConfig(_Section):
     gpus: PositiveInt = 1
     load_check: LoadCheckConfig = Field(default_factory=LoadCheckConfig)
     out_dir: Path = Path("artifacts")  # one folder per variant: model files + manifest.json
+    # <variant>.json (times, memory, host, git commit: what differs between two runs that made
+    # the same bytes) and <variant>.log, outside the artifact so its DVC hash is its content's
+    runs_dir: Path = Path("runs/quantize")
 
     @model_validator(mode="after")
     def _gpus_need_cuda(self) -> QuantizeConfig:

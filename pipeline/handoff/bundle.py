@@ -8,6 +8,7 @@ with `sha256sum -c SHA256SUMS` (or `qpipe verify handoff/<variant>`).
       calibration_card.md, calibration_card.json   the calibration set's card
       evaluation.json     its metrics and its entry of comparison.json
       metrics.json        the evaluation's results file, verbatim (its hash is in the chain)
+      quantize_run.json   how the artifact was made: times, memory, host, git commit
       manifest.json, SHA256SUMS   over every file above, with the chain of custody
                           (artifact → evaluation → comparison → gates): `qpipe verify` checks it
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts.manifest import build_manifest, require_verified
+from pipeline.artifacts.runrecord import read_run_record
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
@@ -50,7 +52,7 @@ def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
 
 
 def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,
-               engine: str, serve: str, pii_enabled: bool = True) -> str:
+               engine: str, serve: str, pii_enabled: bool = True, run: dict | None = None) -> str:
     v = evaluation["comparison"]
     a, g = v["accuracy"], v.get("gate") or {}
     calib_line = "none (this scheme uses no calibration data)" if not calib else (
@@ -72,8 +74,9 @@ def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict,
         f"{'on' if pii_enabled else '**OFF** (split.pii.enabled: false)'}",
         f"- remote code: {'**ON** (model.trust_remote_code)' if manifest.get('trust_remote_code') else 'off'}",
         f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.get('tool_versions', {}).items())}",
-        f"- artifact content SHA256: `{manifest['content_sha256']}`; git commit "
-        f"`{manifest.get('git_commit')}`", "",
+        f"- artifact content SHA256: `{manifest['content_sha256']}`; quantized at git commit "
+        f"`{((run or {}).get('git') or {}).get('commit')}`"
+        + (" (with uncommitted changes)" if ((run or {}).get("git") or {}).get("dirty") else ""), "",
         f"## Evaluation (business evaluation set, paired against `{v.get('reference', 'the baseline')}`)",
         "",
         f"- accuracy {a['variant']:.3f} vs reference {a['base']:.3f}: {100 * a['delta']:+.1f} points, "
@@ -138,6 +141,10 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
         card = card_dir / "card.json"
         calib = json.loads(card.read_text()) if card.is_file() else manifest["calibration"]
     engine = params.engine_for(variant)
+    run_path = Layout(root, params).quantize_run(variant)
+    run = read_run_record(run_path)
+    if run and run.get("artifact_content_sha256") != manifest["content_sha256"]:
+        run = {}  # the record of a run that made other bytes: not this artifact's provenance
     with atomic_dirs(dest_parent, [variant]) as dirs:
         out = dirs[variant]
         # Links are copied as links (never followed), so the copy's verification refuses them;
@@ -157,12 +164,14 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
         for name in ("card.md", "card.json"):
             if card_dir is not None and (card_dir / name).is_file():
                 shutil.copy2(card_dir / name, out / f"calibration_{name}")
+        if run:  # how the artifact was made: times, memory, host, git commit
+            shutil.copy2(run_path, out / "quantize_run.json")
         evaluation = {"metrics": metrics, "comparison": entry}
         write_json(out / "evaluation.json", evaluation)
         serve = serve_command(params, engine, variant, out / "model")
         (out / "MODEL_CARD.md").write_text(
             model_card(variant, manifest, evaluation, comparison, calib, engine, serve,
-                       pii_enabled=params.split.pii.enabled),
+                       pii_enabled=params.split.pii.enabled, run=run),
             encoding="utf-8")
         bundle = build_manifest(out, lineage={
             "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest["content_sha256"],

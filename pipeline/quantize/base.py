@@ -58,6 +58,9 @@ class QuantizeRequest:
     # the load check's chat messages and how many greedy tokens it generates (quantize.load_check)
     load_check: list[dict[str, str]] = field(default_factory=list)
     load_check_tokens: int = 16
+    # the run's log (quantize.runs_dir/<variant>.log): tools that write their own output append
+    # to it; it lies outside the artifact, whose bytes must not depend on the run
+    log_path: Path | None = None
 
 
 @dataclass

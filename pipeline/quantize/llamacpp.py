@@ -97,7 +97,9 @@ class LlamaCppBackend(Backend):
         preset = str(recipe["preset"]).upper()
         imx = recipe.get("imatrix") or {}
         threads = str(req.options.get("threads", os.cpu_count() or 1))
-        log_path = req.out_dir / "llamacpp.log"
+        # The tools' output goes to the run's log, never into the artifact (it names times
+        # and paths: identical weights would hash differently).
+        log_path = req.log_path or req.out_dir.parent / f".{req.variant}.llamacpp.log"
         with tempfile.TemporaryDirectory(prefix="gguf-", dir=req.out_dir.parent) as work_s:
             work = Path(work_s)
             f16 = work / "model-f16.gguf"

@@ -6,8 +6,10 @@ into place only after its manifest is written: a run killed midway leaves nothin
 Device (params ``quantize.device``, or ``qpipe quantize --device``): ``cpu``, ``cuda``,
 ``cuda:N`` or ``auto`` (cuda when torch sees a CUDA device, else cpu); ``quantize.gpus`` (or
 ``--gpus``) > 1 spreads an llm-compressor run over that many GPUs (one process each, torchrun).
-The manifest records the device the run actually used, the GPU's name, the number of processes
-and the peak GPU memory (the largest of any process).
+The manifest records the device the run actually used, the GPU's name and the number of
+processes; the run record (``quantize.runs_dir/<variant>.json``, not inside the artifact) the
+times, peak memory (the largest of any process), host and git commit, so two runs that make the
+same bytes make the same artifact — `qpipe reproduce <variant>` checks that they do.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import json
 import logging
 import os
 import resource
-import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -28,19 +30,10 @@ from pipeline.artifacts.manifest import build_manifest, file_table, model_identi
 from pipeline.config import SCHEMES
 from pipeline.io import atomic_dirs, file_sha256
 from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
+from pipeline.artifacts.runrecord import run_context, run_log, split_run_facts, write_run_record
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
-
-
-
-def _git_commit(root: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
 
 def load_check(out_dir: Path, fmt: str, *, msgs: list[dict[str, str]], model_dir: Path,
@@ -222,7 +215,10 @@ def resolve_gpus(gpus: int, used: str, backend: str) -> tuple[int, list[str]]:
     return gpus, []
 
 
-def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) -> dict:
+def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
+        out_parent: Path | None = None) -> dict:
+    """Quantize variant ``name`` into ``<quantize.out_dir>/<name>`` (or ``out_parent/<name>``:
+    `qpipe reproduce` rebuilds there) and write its run record beside, not inside, it."""
     v = params.variants[name]
     backend = get_backend(v.backend)
     if gpus > 1 and device.startswith("cuda:"):
@@ -231,20 +227,30 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
                            "CUDA_VISIBLE_DEVICES")
     used = resolve_device(device)
     processes, gpu_notes = resolve_gpus(gpus, used, v.backend)
+    layout = Layout(root, params)
+    record_path, log_path = layout.quantize_run(name), layout.quantize_log(name)
+    if out_parent is not None:  # a rebuild keeps its record and log beside its own artifact
+        record_path, log_path = out_parent / f"{name}.run.json", out_parent / f"{name}.log"
     # The backends run on the first visible GPU (the only one, after resolve_device for cuda:N);
     # several processes take the first `processes` visible GPUs, one each.
     req = request_for(params, root, name, "cpu" if used == "cpu" else "cuda:0", processes)
     problems = backend.check(req)
     if problems:  # before any model is loaded
         raise BackendError(f"variant {name!r} cannot be quantized:\n  - " + "\n  - ".join(problems))
+    record_path.unlink(missing_ok=True)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text("")
+    req.log_path = log_path
     _reset_peak_gpu(used)
+    started = datetime.now(timezone.utc)
     # Hashing the base model takes one core and reads every weight file (16 GB for an 8B model):
     # done beside the quantization instead of after it.
-    with ThreadPoolExecutor(2, thread_name_prefix="qpipe-hash") as pool, \
-            atomic_dirs(Layout(root, params).artifacts, [name]) as staged:
+    with run_log(log_path), ThreadPoolExecutor(2, thread_name_prefix="qpipe-hash") as pool, \
+            atomic_dirs(out_parent or layout.artifacts, [name]) as staged:
         identity = pool.submit(model_identity, req.model_dir)
         req.out_dir = staged[name]
         t0 = time.time()
+        log.info("quantize %s: backend %s, scheme %s on %s", name, v.backend, v.scheme, used)
         result = backend.quantize(req)
         wall = time.time() - t0
         # The larger of this process and its children (llama.cpp's tools run as subprocesses).
@@ -255,9 +261,12 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
         peak_gpu = max(per_process) if per_process else _peak_gpu(used)
         # The artifact's files are final: hash them while the load check reads them too.
         files = pool.submit(file_table, req.out_dir)
+        log.info("quantize %s: done in %.1f s; load check", name, wall)
         check = result.load_check or load_check(req.out_dir, result.format, msgs=req.load_check,
                                                 new_tokens=req.load_check_tokens,
                                                 model_dir=req.model_dir, device=req.device)
+        details, backend_facts = split_run_facts(result.details)
+        check, check_facts = split_run_facts(check)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         lineage = {
@@ -276,13 +285,20 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1) ->
                 "files_sha256": calibration_files(req.calibration_dir)},
             "options": dict(v.options),
             "trust_remote_code": params.model.trust_remote_code,  # the one remote-code switch
-            "quantization": {"wall_seconds": round(wall, 6), "peak_rss_bytes": peak_rss,
-                             "peak_gpu_bytes": peak_gpu, "device": used, "device_requested": device,
-                             "processes": processes,
-                             "gpu": _gpu_name(used), **result.details},
-            "load_check": check, "notes": gpu_notes + result.notes, "git_commit": _git_commit(root),
+            # what made the bytes: the device and its kind take part (GPU kernels round
+            # differently); how long it took and on which host do not (the run record says)
+            "quantization": {"device": used, "device_requested": device, "processes": processes,
+                             "gpu": _gpu_name(used), **details},
+            "load_check": check, "notes": gpu_notes + result.notes,
         }
         manifest = build_manifest(req.out_dir, lineage=lineage, files=files.result())
+    write_run_record(record_path, {
+        "variant": name, "status": "ok", "artifact_content_sha256": manifest["content_sha256"],
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(wall, 3), "peak_rss_bytes": peak_rss, "peak_gpu_bytes": peak_gpu,
+        "backend": backend_facts, "load_check": check_facts, "log": log_path.name,
+        **run_context(root, __version__)})
     log.info("artifact %s: %s, %.1f MB, %.1f s", name, result.format,
              manifest["size_bytes"] / 2**20, wall)
     return manifest

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.artifacts.runrecord import read_run_record
 from pipeline.layout import Layout
 
 Status = Literal["served", "not_served", "failed", "missing"]
@@ -48,6 +49,7 @@ class VariantRecord:
     bench: dict[str, Any] = field(default_factory=dict)       # its entry in comparison["bench"]
     manifest: dict[str, Any] = field(default_factory=dict)
     manifest_sha256: str | None = None
+    run: dict[str, Any] = field(default_factory=dict)  # the quantization's run record
     files: dict[str, list[Path]] = field(default_factory=dict)  # artifact folder → files
     datasets: list[Dataset] = field(default_factory=list)
     reason: str | None = None    # not served / failed: why
@@ -168,6 +170,12 @@ def _add_artifact(params, root: Path, record: VariantRecord) -> None:
         return
     record.manifest = read_json(manifest_path)
     record.manifest_sha256 = sha256_bytes(manifest_path.read_bytes())
+    run_path = Layout(root, params).quantize_run(record.name)
+    run = read_run_record(run_path)
+    # a record from another run of other bytes says nothing about this artifact
+    if run.get("artifact_content_sha256") == record.manifest.get("content_sha256"):
+        record.run = run
+        record.files["quantize_run"] = [run_path]
     record.files["artifact"] = [art / f for f in ARTIFACT_FILES if (art / f).is_file()]
     calib = _calibration(params, root, record.manifest)
     if calib is not None:
@@ -205,7 +213,7 @@ def _dataset(name: str, context, folder: Path, used: str, card: dict) -> Dataset
 
 
 def _git_commit(records: list[VariantRecord]) -> str | None:
-    commits = {r.manifest.get("git_commit") for r in records if r.manifest.get("git_commit")}
+    commits = {r.run["git"]["commit"] for r in records if (r.run.get("git") or {}).get("commit")}
     return commits.pop() if len(commits) == 1 else None
 
 
@@ -274,6 +282,7 @@ def _param_value(value: Any) -> str:
 def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[str, str]:
     m, metrics = record.manifest, record.metrics
     engine = metrics.get("engine") or {}
+    git = (record.run.get("git") or {}).get("commit")
     tags: dict[str, Any] = {
         "variant": record.name, "qpipe.status": record.status,
         "qpipe.execution": execution.id, "qpipe.comparison_sha256": execution.comparison_sha256,
@@ -282,7 +291,7 @@ def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[st
         "engine.name": engine.get("name", params.engine_for(record.name)),
         "engine.version": engine.get("version"), "engine.kernel": engine.get("kernel"),
         "engine.serving": engine.get("serving"),
-        "git_commit": m.get("git_commit"), "mlflow.source.git.commit": m.get("git_commit"),
+        "git_commit": git, "mlflow.source.git.commit": git,
         "artifact.content_sha256": m.get("content_sha256"),
         "artifact.manifest_sha256": record.manifest_sha256,
         "calibration.content_sha256": (m.get("calibration") or {}).get("content_sha256"),
@@ -325,8 +334,7 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
     out |= numbers(m.get("lm_eval") or {}, "lm_eval")
     out |= _comparison_metrics(c)
     out |= numbers(record.bench, "bench")
-    quant = record.manifest.get("quantization") or {}
-    out |= numbers({k: quant.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},
+    out |= numbers({k: record.run.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},
                    "quantize")
     return out
 

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from pipeline.artifacts.manifest import MANIFEST, SUMS, build_manifest, tree_sha256, verify
+from pipeline.artifacts.runrecord import is_run_fact, read_run_record
 from pipeline.config import Params
 from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError, QuantizeRequest
@@ -57,6 +58,16 @@ def sha256sum_check(directory: Path) -> None:
     done = subprocess.run(["sha256sum", "--check", "--strict", SUMS], cwd=directory,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def run_fact_keys(obj, path: str = "") -> list[str]:
+    """Every key of a manifest, at any depth, that names a run fact (a duration, a peak)."""
+    if isinstance(obj, dict):
+        return [k for key, val in obj.items() for k in
+                ([f"{path}{key}"] if is_run_fact(str(key)) else []) + run_fact_keys(val, f"{path}{key}.")]
+    if isinstance(obj, list):
+        return [k for item in obj for k in run_fact_keys(item, path)]
+    return []
 
 
 def verified_dirs(artifacts: Path) -> list[Path]:
@@ -104,8 +115,13 @@ def test_variant_artifact(project, quantized, variant):
     else:
         assert m["calibration"] is None
 
-    assert m["quantization"]["wall_seconds"] > 0
-    assert m["quantization"]["peak_rss_bytes"] > 0
+    # run facts are the run record's, never the artifact's: identical bytes, identical manifest
+    record = read_run_record(project.root / "runs/quantize" / f"{variant}.json")
+    assert record["artifact_content_sha256"] == m["content_sha256"]
+    assert record["wall_seconds"] > 0 and record["peak_rss_bytes"] > 0
+    assert record["git"].keys() == {"commit", "dirty"} and record["host"]["cpus"] >= 1
+    assert run_fact_keys(m) == [] and "git_commit" not in m
+    assert (project.root / "runs/quantize" / f"{variant}.log").is_file()
     assert m["load_check"]["ok"] is True
     assert m["load_check"]["text"].strip()
 
@@ -240,8 +256,13 @@ def test_a_failed_load_check_leaves_no_artifact(project, tmp_path, monkeypatch):
 def test_baseline_file_table_is_deterministic(project, tmp_path):
     root = clone(project, tmp_path / "p")
     first = stage.run(project.params, root, "baseline")["files"]
+    manifest = (root / "artifacts/baseline" / MANIFEST).read_bytes()
+    first_record = read_run_record(root / "runs/quantize/baseline.json")
     second = stage.run(project.params, root, "baseline")["files"]
     assert first == second
+    # the whole folder is the same bytes (what DVC hashes); the run records are two runs'
+    assert (root / "artifacts/baseline" / MANIFEST).read_bytes() == manifest
+    assert read_run_record(root / "runs/quantize/baseline.json")["started_at"] >= first_record["started_at"]
     assert {f["path"] for f in first} >= {"config.json", "model.safetensors", "tokenizer.json"}
     base = root / project.params.model.path
     assert {f["path"]: f["sha256"] for f in first}["model.safetensors"] == sha256(base / "model.safetensors")
@@ -253,7 +274,8 @@ def test_fast_backend_still_records_a_positive_wall_time(project, tmp_path, monk
     monkeypatch.setattr(stage, "time", SimpleNamespace(time=lambda: next(clock)))
     monkeypatch.setattr(stage, "load_check", lambda *a, **k: {"ok": True, "text": "stub"})
     m = stage.run(project.params, root, "baseline")
-    assert m["quantization"]["wall_seconds"] > 0
+    record = read_run_record(root / "runs/quantize/baseline.json")
+    assert record["wall_seconds"] > 0 and record["artifact_content_sha256"] == m["content_sha256"]
 
 
 def test_the_load_check_asks_the_prompt_params_name(project, tmp_path):
@@ -272,3 +294,35 @@ def test_the_load_check_asks_the_prompt_params_name(project, tmp_path):
     assert second["ok"] and second["tokens"] != first["tokens"]
     req = stage.request_for(params, root, "baseline")
     assert req.load_check == [{"role": "user", "content": params.quantize.load_check.prompt}]
+
+
+@pytest.mark.slow
+def test_reproduce_rebuilds_a_calibrated_gptq_variant_byte_for_byte(project, quantized, tmp_path):
+    """Same base model, recipe, calibration files and tools → the same bytes: GPTQ through
+    llm-compressor on the CPU is deterministic, so `qpipe reproduce` finds every file and the
+    manifest identical, and a damaged recorded file is named."""
+    from pipeline.quantize.reproduce import reproduce
+
+    recorded = quantized("gptq_w4a16_business")
+    result = reproduce(project.params, project.root, "gptq_w4a16_business", keep=tmp_path / "again")
+    assert result.matches and result.manifest_identical, result.lines()
+    assert result.rebuilt_sha256 == recorded["content_sha256"]
+    rebuilt = json.loads((tmp_path / "again/gptq_w4a16_business" / MANIFEST).read_text())
+    assert rebuilt["files"] == recorded["files"]
+    assert (tmp_path / "again/gptq_w4a16_business.run.json").is_file()  # its own record, beside it
+    assert not list((project.root / "artifacts").glob(".staging-*"))
+
+
+def test_reproduce_names_each_differing_file():
+    from pipeline.quantize.reproduce import Reproduction, compare_files
+
+    a = [{"path": "model.safetensors", "size": 10, "sha256": "aa" * 32},
+         {"path": "config.json", "size": 3, "sha256": "bb" * 32}]
+    b = [{"path": "model.safetensors", "size": 10, "sha256": "cc" * 32},
+         {"path": "extra.bin", "size": 1, "sha256": "dd" * 32}]
+    diff = compare_files(a, b)
+    assert diff == ["config.json: only in the recorded artifact", "extra.bin: only in the rebuild",
+                    f"model.safetensors: 10 B sha256 {'aa' * 6}… recorded, 10 B sha256 {'cc' * 6}… rebuilt"]
+    r = Reproduction("v", "x" * 64, "y" * 64, differences=diff)
+    assert not r.matches and "DIFFERS" in r.lines()[0] and len(r.lines()) == 4
+    assert Reproduction("v", "x" * 64, "x" * 64, manifest_identical=True).matches

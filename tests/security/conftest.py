@@ -27,7 +27,7 @@ def make_artifact(root: Path, name: str, payload: bytes) -> dict:
     return build_manifest(art, lineage={
         "variant": name, "scheme": "w8a8_int8", "format": "compressed-tensors", "bits": 8,
         "group_size": None, "backend": "llmcompressor", "tool_versions": {"qpipe": "test"},
-        "base_model": {"name": "demo", "content_sha256": "0" * 64}, "git_commit": "0" * 40,
+        "base_model": {"name": "demo", "content_sha256": "0" * 64},
         "recipe": {"path": "recipes/x.yaml", "sha256": "1" * 64}, "calibration": {}})
 
 

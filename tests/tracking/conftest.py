@@ -135,11 +135,18 @@ def manifest(variant: str) -> dict:
                        "resolved": resolved},
             "calibration": ({"name": "business", "content_sha256": CALIB_SHA, "samples": 16}
                             if calibrated else None),
-            "quantization": {"wall_seconds": 12.5, "peak_rss_bytes": 520_000_000, "device": "cpu",
-                             "peak_gpu_bytes": None},
+            "quantization": {"device": "cpu"},
             "tool_versions": {"qpipe": "0.1.0", "llmcompressor": "0.14.0.1"},
-            "git_commit": GIT, "files": [{"path": "model.safetensors", "size": SIZES[variant],
-                                          "sha256": artifact_sha(variant)}]}
+            "files": [{"path": "model.safetensors", "size": SIZES[variant],
+                       "sha256": artifact_sha(variant)}]}
+
+
+def run_record(variant: str) -> dict:
+    """The quantization's run record (quantize.runs_dir/<variant>.json): the run facts."""
+    return {"schema": "qpipe.quantize-run/v1", "variant": variant, "status": "ok",
+            "artifact_content_sha256": artifact_sha(variant), "wall_seconds": 12.5,
+            "peak_rss_bytes": 520_000_000, "peak_gpu_bytes": None,
+            "git": {"commit": GIT, "dirty": False}, "host": {"name": "ci", "cpus": 2}}
 
 
 def comparison(base: list[dict], per_variant: dict[str, list[dict]]) -> dict:
@@ -211,6 +218,8 @@ def build_project(root: Path) -> Params:
     for variant in VARIANTS:
         art = root / "artifacts" / variant
         write_json(art / "manifest.json", manifest(variant))
+        (root / "runs/quantize").mkdir(parents=True, exist_ok=True)
+        write_json(root / "runs/quantize" / f"{variant}.json", run_record(variant))
         (art / "SHA256SUMS").write_text(f"{artifact_sha(variant)}  model.safetensors\n")
     per_variant = {v: write_served(root, v) for v in SERVED}
     not_served = {"schema": "qpipe.results/v1", "variant": NOT_SERVED, "served": False,

@@ -73,6 +73,26 @@ def test_params_tags_and_metrics_of_a_quantized_variant(evaluated):
     assert not any("=" in k or "<" in k for k in m)
 
 
+def test_the_run_record_is_read_only_for_the_bytes_it_made(evaluated):
+    """Run facts come from quantize.runs_dir/<variant>.json, and only while the record names the
+    artifact's content hash: a record left by a run that made other bytes is not this artifact's."""
+    params, root = evaluated
+    gguf = next(v for v in project.load_execution(params, root).variants
+                if v.name == "gguf_q4_k_m_business")
+    assert gguf.run["wall_seconds"] == 12.5 and gguf.files["quantize_run"]
+    path = root / "runs/quantize/gguf_q4_k_m_business.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(record | {"artifact_content_sha256": "f" * 64}))
+    ex = project.load_execution(params, root)
+    gguf = next(v for v in ex.variants if v.name == "gguf_q4_k_m_business")
+    assert gguf.run == {} and "quantize_run" not in gguf.files
+    assert "quantize/wall_seconds" not in project.variant_metrics(gguf)
+    assert "git_commit" not in project.variant_tags(params, gguf, ex)
+    path.write_text(json.dumps(record | {"schema": "qpipe.quantize-run/v0"}))
+    with pytest.raises(ValueError, match="quantize-run/v0.*fix: re-run its quantize stage"):
+        project.load_execution(params, root)
+
+
 def test_execution_id_follows_the_files(evaluated):
     params, root = evaluated
     first = project.load_execution(params, root).id
