@@ -14,13 +14,13 @@ from rich.console import Console
 from rich.logging import RichHandler
 
 from pipeline.errors import QpipeError
+from pipeline.progress import console  # log lines print above any live progress line
 
 app = typer.Typer(help="LLM quantization pipeline with business calibration management.",
                   no_args_is_help=True, add_completion=False)
 calib_app = typer.Typer(help="Business calibration sets: split, build, inspect, diff, freeze.",
                         no_args_is_help=True)
 app.add_typer(calib_app, name="calib")
-console = Console(stderr=True)
 
 ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")
 

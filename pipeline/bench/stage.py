@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import progress
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.stats.paired import latency_test
 from pipeline.evaluate.stage import hardware, open_engine
@@ -321,12 +322,15 @@ def run(params, root: Path) -> dict[str, Any]:
     plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
     with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
         logs = dirs[out_dir.name] / "logs"
-        for k, (r, name) in enumerate(plan):
-            log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
-            started = time.time()
-            m = measure(params, root, name, prompts, logs, log_name=f"{k:02d}-{name}")
-            measurements.append({"variant": name, "round": r, "position": k,
-                                 "started_at": round(started, 1), **m})
+        with progress.task("bench", total=len(plan)) as shown:
+            for k, (r, name) in enumerate(plan):
+                log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
+                shown.status(f"round {r + 1}: {name}")
+                started = time.time()
+                m = measure(params, root, name, prompts, logs, log_name=f"{k:02d}-{name}")
+                measurements.append({"variant": name, "round": r, "position": k,
+                                     "started_at": round(started, 1), **m})
+                shown.advance()
         result = _result(params, cfg, names, left_out, measurements, bandwidth, root)
         write_json(dirs[out_dir.name] / "bench.json", result)
     return result

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from pipeline import progress
 from pipeline.names import Registry
 from pipeline.errors import QpipeError
 from pipeline.processes import die_with_parent, group_gone, group_members, listening_pids, signal_group
@@ -208,15 +209,18 @@ class ServerEngine(Engine):
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.check_alive("while starting")
-            try:
-                if self._client.get(self.health_path, timeout=2).status_code == 200:
-                    self._authenticate()
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        with progress.task(f"{self.name}: starting on {self.artifact.name}") as shown:
+            while time.monotonic() < deadline:
+                self.check_alive("while starting")
+                try:
+                    if self._client.get(self.health_path, timeout=2).status_code == 200:
+                        self._authenticate()
+                        shown.status("ready")
+                        return
+                except httpx.HTTPError:
+                    pass
+                shown.status(progress.last_line(self.log_path))
+                time.sleep(0.5)
         raise EngineError(f"{self.name} not ready after {timeout:.0f} s "
                           f"(settings engines.{self.name}.startup_timeout); log tail:\n"
                           f"{self.log_tail()}")

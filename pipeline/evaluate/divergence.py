@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import progress
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
@@ -215,13 +216,13 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
                               f"— re-run `dvc repro evaluate@{baseline}`")
     prompts = render(tokenizer, items)
     rows = []
-    for i, (item, prompt) in enumerate(zip(items, prompts)):
-        out_ids = tokenizer.encode(outputs[item.id], add_special_tokens=False)
-        ref_ids = tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else []
-        rows.append({"id": item.id, "slices": item.slices,
-                     **item_signals(base, variant, prompt, out_ids, ref_ids)})
-        if (i + 1) % 250 == 0:
-            log.info("divergence %s: %d/%d items (%.0f s)", name, i + 1, len(prompts), time.time() - t0)
+    with progress.task(f"divergence {name}", total=len(prompts)) as shown:
+        for item, prompt in zip(items, prompts):
+            out_ids = tokenizer.encode(outputs[item.id], add_special_tokens=False)
+            ref_ids = tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else []
+            rows.append({"id": item.id, "slices": item.slices,
+                         **item_signals(base, variant, prompt, out_ids, ref_ids)})
+            shown.advance()
     cfg = params.divergence
     result["engine"] = engine_measure(params, root, name, prompts,
                                       outputs_ids(tokenizer, items, outputs), rows) \

@@ -147,27 +147,28 @@ def gpu_memory() -> dict[str, Any] | None:
 
 
 def run_prompts(engine: Engine, prompts: list[list[int]], *, max_tokens: int, concurrency: int,
-                ignore_eos: bool = False, progress: Callable[[int], None] | None = None
+                ignore_eos: bool = False, progress: Callable[[int, Completion], None] | None = None
                 ) -> tuple[list[Completion], float]:
-    """Complete every prompt (order kept); returns the completions and the wall time."""
+    """Complete every prompt (order kept); returns the completions and the wall time.
+    ``progress(i, completion)`` is called for each prompt, in order, as its answer is known."""
     workers = concurrency if engine.accepts_parallel else 1
     t0 = time.perf_counter()
     if workers == 1:
         out = []
-        for p in prompts:
+        for i, p in enumerate(prompts):
             out.append(engine.complete(p, max_tokens, ignore_eos=ignore_eos))
             if progress:
-                progress(1)
+                progress(i, out[-1])
         return out, time.perf_counter() - t0
     pool = ThreadPoolExecutor(workers)
     try:
         futures = [pool.submit(engine.complete, p, max_tokens, ignore_eos=ignore_eos)
                    for p in prompts]
         out = []
-        for f in futures:
+        for i, f in enumerate(futures):
             out.append(f.result())  # the first failure raises (with the engine's log tail)
             if progress:
-                progress(1)
+                progress(i, out[-1])
     except BaseException:
         # Ctrl-C or a failure: drop the queued requests now; the ones in flight end when the
         # caller stops the engine.

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pipeline import progress
 from pipeline.artifacts.manifest import require_verified
 from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
@@ -157,8 +158,17 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
         if ev.warmup:
             run_prompts(eng, prompts[: ev.warmup], max_tokens=ev.max_tokens,
                         concurrency=ev.concurrency)
-        completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
-                                        concurrency=ev.concurrency)
+        with progress.task(f"eval {name}", total=len(prompts)) as shown:
+            correct = 0.0
+
+            def scored(i: int, c) -> None:  # the running accuracy, as answers arrive
+                nonlocal correct
+                item = evalset.items[i]
+                correct += score(item.rubric, item.reference, c.text).value
+                shown.advance(status=f"accuracy {correct / (i + 1):.3f}")
+
+            completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
+                                            concurrency=ev.concurrency, progress=scored)
         harness_results = None
         if ev.lm_eval.tasks:
             from pipeline.evaluate import lmeval

@@ -13,10 +13,12 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
 
+from pipeline import progress
 from pipeline.config import family
 from pipeline.llamacpp_tools import LlamaCppMissing, locate
 from pipeline.quantize.base import (Backend, BackendError, MissingDependency,
@@ -28,10 +30,20 @@ K_QUANT_ROW = 256  # K-quant super-block width
 
 def _run(cmd: list[str], what: str, log_path: Path, env: dict | None = None,
          cwd: Path | None = None) -> None:
-    with log_path.open("a") as fh:
+    """Run one llama.cpp step, its output appended to the run's log; on a terminal a live line
+    shows the step and the tool's last log line."""
+    with log_path.open("a") as fh, progress.task(what) as shown:
         fh.write(f"$ {' '.join(cmd)}\n")
         fh.flush()
-        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        try:
+            while proc.poll() is None:
+                shown.status(progress.last_line(log_path))
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:  # Ctrl-C: the tool stops with us
+                proc.kill()
+                proc.wait()
     if proc.returncode != 0:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])
         raise BackendError(f"{what} failed (exit {proc.returncode}); log tail:\n{tail}")
