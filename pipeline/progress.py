@@ -22,7 +22,7 @@ from typing import Iterator
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-log = logging.getLogger("qpipe.progress")
+log = logging.getLogger(__name__)
 console = Console(stderr=True)  # the command line's log handler writes through the same console
 
 

@@ -281,27 +281,36 @@ def _linear_in_features(config: Mapping[str, Any]) -> Families:
 
 def _shape_problems(doc: YamlDoc, variant: str, info: SchemeInfo, families: Families,
                     recipe: Recipe | None, recipe_path: str) -> list[Problem]:
-    group, gguf = info.group_size or 1, info.family == "gguf"
-    ignore = [] if gguf or recipe is None else recipe.ignore
-    problems = []
+    """The group size the recipe sets (a `config_groups` entry's `group_size`, else its preset's)
+    against every quantized Linear's in-features. GGUF presets are not checked: llama.cpp
+    quantizes a tensor whose rows its block does not divide with a fallback type by itself (the
+    manifest records which)."""
+    if info.family == "gguf":
+        return []
+    group = max(recipe.group_sizes) if recipe is not None and recipe.group_sizes else info.group_size or 1
+    ignore = [] if recipe is None else recipe.ignore
+    bad = []
     for dim, value, modules in families:
-        if value % group == 0:
-            continue
         hit = [m for m in modules if not any(_matches(entry, m) for entry in ignore)]
-        if not hit:
-            continue
+        if value % group and hit:
+            bad.append((dim, value, hit))
+    if not bad:
+        return []
+    widths = [v for _, v, _ in bad] + [v for _, v, mods in families if v % group == 0 and mods]
+    dividing = next((g for g in (128, 64, 32, 16) if g < group and all(w % g == 0 for w in widths)), None)
+    problems = []
+    for dim, value, hit in bad:
         kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
-        what = (f"{dim}={value} is not divisible by {group}, the "
-                f"{'GGUF block' if gguf else 'quantization group'} size of {info.name}: "
-                f"{len(hit)} Linear layer{'s' if len(hit) > 1 else ''} ({', '.join(kinds)}) "
-                "cannot be quantized")
-        if gguf:
-            fix = ("llama.cpp falls back to a larger type for them; pick a preset whose "
-                   "block divides it (gguf_q8_0/gguf_q4_0: 32) or gguf_f16")
-        else:
-            pattern = "|".join(kinds)
-            fix = (f"add them to `ignore` in {recipe_path}, e.g. \"re:.*({pattern})$\", or "
-                   "use a scheme without groups (w8a8_int8, fp8_dynamic)")
+        what = (f"{dim}={value} is not divisible by {group}, the quantization group size "
+                f"{variant!r} uses ({recipe_path}): {len(hit)} Linear layer{'s' if len(hit) > 1 else ''} "
+                f"({', '.join(kinds)}) cannot be quantized")
+        pattern = "|".join(kinds)
+        fix = (f"quantize with group size {dividing}, which divides every layer: in {recipe_path} "
+               "replace `scheme:` by `config_groups: {group_0: {targets: [Linear], weights: "
+               f"{{num_bits: 4, type: int, symmetric: true, strategy: group, group_size: {dividing}}}}}}}`; "
+               if dividing else "")
+        fix += (f"or add them to `ignore` in {recipe_path} (\"re:.*({pattern})$\"; they stay "
+                "unquantized), or use a scheme without groups (w8a8_int8, fp8_dynamic)")
         problems.append(doc.problem(("variants", variant, "scheme"), what, fix))
     return problems
 

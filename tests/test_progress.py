@@ -11,7 +11,7 @@ from pipeline import progress
 
 def test_off_a_terminal_a_step_logs_its_start_each_quarter_and_its_end(monkeypatch, caplog):
     monkeypatch.setenv("QPIPE_PROGRESS", "0")
-    caplog.set_level(logging.INFO, logger="qpipe.progress")
+    caplog.set_level(logging.INFO, logger="pipeline.progress")
     with progress.task("eval v", total=8) as t:
         for i in range(8):
             t.advance(status=f"accuracy {(i + 1) / 8:.3f}")
@@ -24,7 +24,7 @@ def test_off_a_terminal_a_step_logs_its_start_each_quarter_and_its_end(monkeypat
 
 def test_a_failed_step_says_it_stopped(monkeypatch, caplog):
     monkeypatch.setenv("QPIPE_PROGRESS", "0")
-    caplog.set_level(logging.INFO, logger="qpipe.progress")
+    caplog.set_level(logging.INFO, logger="pipeline.progress")
     with pytest.raises(RuntimeError), progress.task("bench", total=4) as t:
         t.advance()
         raise RuntimeError("engine died")

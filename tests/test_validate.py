@@ -174,26 +174,67 @@ def test_group_size_mismatch_names_layers_and_fix(project):
     project.model_config(intermediate_size=688)  # 688 = 16 * 43: fine for NVFP4 only
     problems = project.validate()
     by_variant = {p.key: p for p in problems}
+    # GGUF presets are not refused: llama.cpp quantizes such rows with a fallback type itself
     assert set(by_variant) == {
         "variants.gptq_w4a16_business.scheme", "variants.gptq_w4a16_general.scheme",
-        "variants.awq_w4a16_business.scheme", "variants.gguf_q4_k_m_business.scheme",
-        "variants.gguf_q5_k_m_business.scheme",  # K-quants: 256-wide super-blocks
-        "variants.gguf_q2_k_business.scheme",
-        "variants.gguf_q8_0_business.scheme",   # Q8_0: 32-wide blocks (688 = 32 * 21.5)
+        "variants.awq_w4a16_business.scheme",
         # GPTQModel and AutoAWQ: the group size their own recipes name (128)
         "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme"}
     gptq = by_variant["variants.gptq_w4a16_business.scheme"]
     assert gptq.message == (
-        "intermediate_size=688 is not divisible by 128, the quantization group size of "
-        "w4a16_gptq: 2 Linear layers (down_proj) cannot be quantized")
-    assert 'add them to `ignore` in recipes/gptq_w4a16.yaml, e.g. "re:.*(down_proj)$"' in gptq.fix
-    gguf = by_variant["variants.gguf_q4_k_m_business.scheme"]
-    assert "not divisible by 256, the GGUF block size" in gguf.message
-    assert "not divisible by 32" in by_variant["variants.gguf_q8_0_business.scheme"].message
+        "intermediate_size=688 is not divisible by 128, the quantization group size "
+        "'gptq_w4a16_business' uses (recipes/gptq_w4a16.yaml): 2 Linear layers (down_proj) "
+        "cannot be quantized")
+    # first the group size that divides every layer, then leaving the layers unquantized
+    assert gptq.fix.startswith("quantize with group size 16, which divides every layer")
+    assert "strategy: group, group_size: 16}" in gptq.fix
+    assert 'add them to `ignore` in recipes/gptq_w4a16.yaml ("re:.*(down_proj)$"' in gptq.fix
     awq = by_variant["variants.autoawq_w4a16_business.scheme"]
     assert awq.message == ("intermediate_size=688 is not divisible by 128, the group size in "
                            "recipes/autoawq_w4a16.yaml: 2 Linear layers (down_proj) cannot be quantized")
     assert awq.fix == "use a group size in recipes/autoawq_w4a16.yaml that divides 688 (e.g. 32 or 64)"
+
+
+GPTQ_G64 = """quant_stage:
+  quant_modifiers:
+    GPTQModifier:
+      targets: [Linear]
+      ignore: [lm_head]
+      config_groups:
+        group_0:
+          targets: [Linear]
+          weights: {num_bits: 4, type: int, symmetric: true, strategy: group, group_size: 64}
+"""
+
+
+def test_the_group_size_is_the_one_the_recipe_sets(project):
+    """A 576-wide model (9 heads of 64, as small public checkpoints are): the preset's group of
+    128 does not divide it, and the fix proposes 64; a recipe whose config_groups set 64 passes."""
+    project.model_config(hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
+                         head_dim=64, intermediate_size=1536)
+    problems = [p for p in project.validate() if p.key == "variants.gptq_w4a16_business.scheme"]
+    assert [p.message.split(":")[0] for p in problems] == [
+        "hidden_size=576 is not divisible by 128, the quantization group size "
+        "'gptq_w4a16_business' uses (recipes/gptq_w4a16.yaml)",
+        "num_attention_heads * head_dim=576 is not divisible by 128, the quantization group size "
+        "'gptq_w4a16_business' uses (recipes/gptq_w4a16.yaml)"]
+    assert all(p.fix.startswith("quantize with group size 64, which divides every layer")
+               for p in problems)
+    project.recipe("gptq_w4a16.yaml").write_text(GPTQ_G64)
+    assert [p for p in project.validate() if p.key.startswith("variants.gptq_w4a16")] == []
+    project.recipe("gptq_w4a16.yaml").write_text(GPTQ_G64.replace("group_size: 64", "group_size: 256"))
+    assert {p.key for p in project.validate() if p.key.startswith("variants.gptq_w4a16")} == {
+        "variants.gptq_w4a16_business.scheme", "variants.gptq_w4a16_general.scheme"}
+
+
+def test_recipe_group_size_reads_config_groups_and_presets():
+    from pipeline.quantize.llmcompressor_recipes import recipe_group_size
+
+    assert recipe_group_size(yaml.safe_load(GPTQ_G64)) == 64
+    assert recipe_group_size({"s": {"m": {"GPTQModifier": {"scheme": "W4A16"}}}}) == 128
+    assert recipe_group_size({"s": {"m": {"QuantizationModifier": {"scheme": "NVFP4"}}}}) == 16
+    assert recipe_group_size({"s": {"m": {"QuantizationModifier": {"scheme": "W8A8"}}}}) is None
+    assert recipe_group_size({"s": {"m": {"GPTQModifier": {"scheme": {"W4A16": ["Linear"]}}}}}) == 128
 
 
 def test_layers_in_ignore_are_not_reported(project):
@@ -203,9 +244,7 @@ def test_layers_in_ignore_are_not_reported(project):
         recipe.write_text(recipe.read_text().replace(
             "ignore: [lm_head]", "ignore: [lm_head, 're:.*down_proj$']"))
     assert [p.key for p in project.validate()] == [
-        "variants.gguf_q4_k_m_business.scheme", "variants.gguf_q5_k_m_business.scheme",
-        "variants.gguf_q8_0_business.scheme", "variants.gptqmodel_w4a16_business.scheme",
-        "variants.autoawq_w4a16_business.scheme", "variants.gguf_q2_k_business.scheme"]
+        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme"]
 
 
 def test_nvfp4_needs_groups_of_16(project):

@@ -84,10 +84,15 @@ def run_log(path: Path) -> Iterator[None]:
     output to the same file)."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
+    handler.setLevel(logging.INFO)
+    root, ours = logging.getLogger(), logging.getLogger("pipeline")
+    level = ours.level
+    if ours.getEffectiveLevel() > logging.INFO:  # the log says what the stage did, always
+        ours.setLevel(logging.INFO)
     root.addHandler(handler)
     try:
         yield
     finally:
         root.removeHandler(handler)
+        ours.setLevel(level)
         handler.close()

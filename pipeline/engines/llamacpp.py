@@ -95,6 +95,18 @@ class LlamaServer(LlamaCppEngine):
             return self.complete_text(prompt, max_tokens)
         return super().complete(prompt, max_tokens, **kw)
 
+    def tokenize(self, text: str) -> list[int]:
+        """The model's own tokenization of ``text`` (special-token text parsed, none added), as
+        llama-imatrix and the chat endpoint tokenize it."""
+        try:
+            r = self._client.post("/tokenize", json={"content": text, "add_special": False,
+                                                     "parse_special": True}, timeout=120)
+            r.raise_for_status()
+            return [int(t) for t in r.json()["tokens"]]
+        except Exception as err:
+            raise EngineError(f"llama-server /tokenize failed: {err!r}; log tail:\n"
+                              f"{self.log_tail()}") from err
+
     def complete_text(self, prompt: str, n_predict: int) -> dict:
         """Greedy completion of a raw prompt; returns the server's JSON (content, tokens…)."""
         body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0, "top_k": 1,

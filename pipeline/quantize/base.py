@@ -98,6 +98,20 @@ class Backend(ABC):
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         ...
 
+    def group_size(self, recipe: dict[str, Any]) -> int | None:
+        """The group (block) size the recipe quantizes with; None: per-channel or not grouped."""
+        return None
+
+    def calibration_texts(self, req: QuantizeRequest) -> tuple[list[str], int | None]:
+        """The calibration set's rendered rows and its token limit (from its card)."""
+        if req.calibration_dir is None:
+            return [], None
+        import pyarrow.parquet as pq
+
+        texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
+        card = json.loads((req.calibration_dir / "card.json").read_text())
+        return texts, card.get("params", {}).get("set", {}).get("max_seq_len")
+
 
 def get_backend(name: str) -> Backend:
     """The backend registered as `name` (pyproject's `qpipe.backends` entry points); its optional
@@ -200,20 +214,6 @@ class ExternalBackend(Backend):
 
     def recipe_problems(self, req: QuantizeRequest, recipe: dict[str, Any]) -> list[str]:
         return []
-
-    def group_size(self, recipe: dict[str, Any]) -> int | None:
-        """The group (block) size the recipe quantizes with; None: per-channel or not grouped."""
-        return None
-
-    def calibration_texts(self, req: QuantizeRequest) -> tuple[list[str], int | None]:
-        """The calibration set's rendered rows and its token limit (from its card)."""
-        if req.calibration_dir is None:
-            return [], None
-        import pyarrow.parquet as pq
-
-        texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
-        card = json.loads((req.calibration_dir / "card.json").read_text())
-        return texts, card.get("params", {}).get("set", {}).get("max_seq_len")
 
     @staticmethod
     def load_check_spec(req: QuantizeRequest) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,6 @@ from pipeline.quantize.base import (Backend, BackendError, MissingDependency,
                                     QuantizeRequest, QuantizeResult)
 
 log = logging.getLogger(__name__)
-K_QUANT_ROW = 256  # K-quant super-block width
 
 
 def _run(cmd: list[str], what: str, log_path: Path, env: dict | None = None,
@@ -49,6 +49,23 @@ def _run(cmd: list[str], what: str, log_path: Path, env: dict | None = None,
         raise BackendError(f"{what} failed (exit {proc.returncode}); log tail:\n{tail}")
 
 
+_FALLBACK = re.compile(r"warning: (?P<tensor>\S+)\s+- ncols\s+(?P<cols>\d+) not divisible by\s+"
+                       r"(?P<block>\d+) \(required for type\s+(?P<type>\S+)\).*?-> falling back to\s+"
+                       r"(?P<fallback>\S+)")
+
+
+def fallback_tensors(log_text: str) -> list[dict]:
+    """The tensors llama-quantize gave another type because the preset's blocks do not divide
+    their rows, from its own warnings (llama-quant.cpp, tensor_type_fallback).
+
+    >>> fallback_tensors("warning: blk.0.ffn_down.weight           - ncols   1536 not divisible by "
+    ...                  "256 (required for type    q4_K) -> falling back to    q5_0\\n")
+    [{'tensor': 'blk.0.ffn_down.weight', 'cols': 1536, 'block': 256, 'type': 'q4_K', 'fallback': 'q5_0'}]
+    """
+    return [{"tensor": m["tensor"], "cols": int(m["cols"]), "block": int(m["block"]),
+             "type": m["type"], "fallback": m["fallback"]} for m in _FALLBACK.finditer(log_text)]
+
+
 def gguf_summary(path: Path) -> dict:
     """Read the file back with the `gguf` reader: tensor count, file type, pre-tokenizer."""
     from gguf import GGUFReader
@@ -62,9 +79,29 @@ def gguf_summary(path: Path) -> dict:
         v = f.parts[f.data[0]]
         return bytes(v).decode() if v.dtype.kind == "u" and v.dtype.itemsize == 1 else v.tolist()[0]
 
-    return {"tensors": len(r.tensors), "architecture": field("general.architecture"),
+    types: dict[str, int] = {}
+    for t in r.tensors:
+        types[t.tensor_type.name] = types.get(t.tensor_type.name, 0) + 1
+    return {"tensors": len(r.tensors), "tensor_types": dict(sorted(types.items())),
+            "architecture": field("general.architecture"),
             "file_type": field("general.file_type"), "pre_tokenizer": field("tokenizer.ggml.pre"),
             "has_chat_template": "tokenizer.chat_template" in r.fields}
+
+
+def tokenization_mismatch(req: QuantizeRequest, hf, index: int, text: str, want: list[int],
+                          got: list[int]) -> str:
+    """Where the two tokenizations part, with the pieces around it, and what to change."""
+    at = next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    pieces = lambda ids: hf.convert_ids_to_tokens(ids[max(0, at - 2):at + 4])  # noqa: E731
+    pre = req.options.get("pre_tokenizer") or req.options.get("gguf_pre_tokenizer")
+    return (f"variant {req.variant!r}: the converted GGUF tokenizes calibration text {index} "
+            f"otherwise than the Hugging Face tokenizer of {req.model_dir} ({len(want)} vs "
+            f"{len(got)} tokens; first difference at token {at}: Hugging Face {pieces(want)}, "
+            f"GGUF {pieces(got)}; text {text[:80]!r}…) — an importance matrix and every answer "
+            f"would be computed on other tokens. Fix: set model.gguf_pre_tokenizer (now {pre!r}) "
+            "to the pre-tokenizer this tokenizer's regex matches (llama.cpp's names: llama3, "
+            "qwen2, gpt-2, …), and check tokenizer.json: a BPE model with `byte_fallback: true` "
+            "over ByteLevel pre-tokenization makes the converter write an SPM vocabulary")
 
 
 class LlamaCppBackend(Backend):
@@ -89,16 +126,25 @@ class LlamaCppBackend(Backend):
         preset = str(recipe.get("preset", ""))
         if preset.upper() != req.scheme.removeprefix("gguf_").upper():
             problems.append(f"{req.recipe}: preset {preset!r} does not match scheme {req.scheme}")
-        import json
-
-        cfg = json.loads((req.model_dir / "config.json").read_text())
-        if "_K" in preset.upper():
-            bad = {k: cfg[k] for k in ("hidden_size", "intermediate_size") if cfg.get(k, 0) % K_QUANT_ROW}
-            if bad:  # llama.cpp falls back to other types for such rows: say so up front
-                problems.append(f"{preset} needs rows divisible by {K_QUANT_ROW}; {req.model_dir} has "
-                                f"{bad} — fix: choose Q8_0/Q4_0 or accept llama.cpp's fallbacks "
-                                "with `options: {allow_fallback: true}`")
         return problems
+
+    def check_tokenization(self, req: QuantizeRequest, gguf: Path, work: Path, samples: int = 8) -> None:
+        """The converted GGUF's vocabulary must tokenize calibration texts exactly as the Hugging
+        Face tokenizer does; a wrong pre-tokenizer, or a vocabulary the converter wrote as SPM
+        where the model is byte-level BPE, shows up here instead of in the results."""
+        from pipeline.engines.llamacpp import LlamaServer
+        from pipeline.models import load_tokenizer
+
+        texts = [t[:2000] for t in self.calibration_texts(req)[0][:samples]]
+        hf = load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code)
+        with LlamaServer(gguf, work / "tokenize.log", ctx=512) as srv:
+            for i, text in enumerate(texts):
+                want = hf(text, add_special_tokens=False)["input_ids"]
+                got = srv.tokenize(text)
+                if got != want:
+                    raise BackendError(tokenization_mismatch(req, hf, i, text, want, got))
+        log.info("%s: the GGUF tokenizes %d calibration texts as the Hugging Face tokenizer does",
+                 req.variant, len(texts))
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         try:
@@ -130,6 +176,9 @@ class LlamaCppBackend(Backend):
             # lie and get bare names, so the artifact does not depend on where the project or
             # its staging folder is.
             if req.calibration_dir is not None:
+                # An importance matrix over text the GGUF splits otherwise than the model was
+                # trained to would weigh the wrong tokens (or crash llama-imatrix): check first.
+                self.check_tokenization(req, f16, work)
                 imatrix_out = req.out_dir / "imatrix.gguf"
                 _run([tools.tool("llama-imatrix"), "-m", str(f16),
                       "-f", "imatrix.txt", "-o", str(imatrix_out),
@@ -138,14 +187,26 @@ class LlamaCppBackend(Backend):
                      "llama-imatrix", log_path, cwd=req.calibration_dir)
                 quant_cmd += ["--imatrix", imatrix_out.name]
             gguf = req.out_dir / f"model-{preset}.gguf"
+            start = log_path.stat().st_size
             _run([*quant_cmd, str(f16), gguf.name, preset, threads], "llama-quantize", log_path,
                  cwd=req.out_dir)
+        with log_path.open("rb") as fh:
+            fh.seek(start)
+            fallbacks = fallback_tensors(fh.read().decode(errors="replace"))
+        notes = []
+        if fallbacks:
+            moves = sorted({f"{f['type']} -> {f['fallback']}" for f in fallbacks})
+            notes.append(f"{len(fallbacks)} tensors have rows that {preset}'s blocks do not divide; "
+                         f"llama.cpp quantized them with a fallback type ({', '.join(moves)}), as "
+                         "published GGUFs of such models are (manifest: quantization.fallbacks)")
+            log.warning("%s: %s", req.variant, notes[-1])
         from importlib.metadata import version
 
-        return QuantizeResult(
+        return QuantizeResult(notes=notes,
             format="gguf",
             tool_versions={"llama.cpp": tools.version, "gguf-py (converter)": "vendored with llama.cpp",
                            "gguf (reader)": version("gguf")},
             details={"preset": preset, "gguf_file": gguf.name, "imatrix": imatrix_out is not None,
                      "imatrix_ctx": imx.get("ctx", 512), "imatrix_chunks": imx.get("chunks", 256),
-                     "declared_pre_tokenizer": pre, "reader": gguf_summary(gguf)})
+                     "declared_pre_tokenizer": pre, "reader": gguf_summary(gguf),
+                     "fallbacks": fallbacks})

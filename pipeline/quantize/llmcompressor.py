@@ -27,10 +27,12 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from pipeline.config import SCHEMES, family
+from pipeline.quantize.llmcompressor_recipes import recipe_group_size
 from pipeline.quantize.base import (
     Backend,
     BackendError,
@@ -119,6 +121,9 @@ class LlmCompressorBackend(Backend):
     format = "compressed-tensors"
     recipe_format = "llm-compressor"
     extra = "quantize"
+
+    def group_size(self, recipe: dict[str, Any]) -> int | None:
+        return recipe_group_size(recipe)
 
     def check(self, req: QuantizeRequest) -> list[str]:
         problems = []

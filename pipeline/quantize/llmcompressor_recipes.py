@@ -27,6 +27,45 @@ KNOWN_MODIFIERS = (
 REQUIRED_MODIFIER = {"w4a16_gptq": "GPTQModifier", "w4a16_awq": "AWQModifier"}
 
 
+# The group size of each compressed-tensors preset scheme that groups its weights
+# (compressed_tensors.quantization.quant_scheme); the others are per channel.
+PRESET_GROUP_SIZE = {"W4A16": 128, "W4A16_ASYM": 128, "NVFP4": 16, "NVFP4A16": 16,
+                     "MXFP4": 32, "MXFP4A16": 32}
+
+
+def group_sizes(fields: Mapping[str, Any]) -> set[int]:
+    """The weight group sizes one modifier's fields quantize with: each `config_groups` entry's
+    `weights.group_size` (what the recipe says), else the preset scheme's own."""
+    out: set[int] = set()
+    groups = fields.get("config_groups")
+    if isinstance(groups, Mapping):
+        for group in groups.values():
+            weights = group.get("weights") if isinstance(group, Mapping) else None
+            size = weights.get("group_size") if isinstance(weights, Mapping) else None
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                out.add(size)
+        return out
+    scheme = fields.get("scheme")
+    presets = [scheme] if isinstance(scheme, str) else list(scheme) if isinstance(scheme, Mapping) else []
+    return {PRESET_GROUP_SIZE[str(p).upper()] for p in presets if str(p).upper() in PRESET_GROUP_SIZE}
+
+
+def recipe_group_size(recipe: Any) -> int | None:
+    """The group size a whole recipe quantizes weights with (the largest, where modifiers
+    differ: every grouped layer's in-features must divide by it); None: not grouped."""
+    found: set[int] = set()
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, Mapping):
+            if "config_groups" in obj or "scheme" in obj:
+                found.update(group_sizes(obj))
+            for value in obj.values():
+                walk(value)
+
+    walk(recipe)
+    return max(found) if found else None
+
+
 @dataclass
 class Recipe:
     """What validation learned from one recipe file."""
@@ -37,6 +76,7 @@ class Recipe:
     schemes: list[tuple[str, Loc]] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     config_groups: bool = False
+    group_sizes: set[int] = field(default_factory=set)  # what its modifiers group weights by
 
 
 def read_recipe(path: Path) -> Recipe:
@@ -94,6 +134,7 @@ def read_fields(recipe: Recipe, loc: Loc, fields: Mapping[str, Any]) -> None:
     elif isinstance(scheme, Mapping):  # {preset: [targets]} form
         recipe.schemes += [(str(preset), (*loc, "scheme", preset)) for preset in scheme]
     recipe.config_groups |= "config_groups" in fields
+    recipe.group_sizes |= group_sizes(fields)
     ignore = fields.get("ignore")
     if isinstance(ignore, str):
         ignore = [ignore]

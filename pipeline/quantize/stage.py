@@ -269,15 +269,18 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
         check, check_facts = split_run_facts(check)
         calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
+        resolved = yaml.safe_load(req.recipe.read_text()) if req.recipe is not None else None
+        # the group size the recipe actually sets (a config_groups entry, the tool's own
+        # config), else the scheme's
+        group = (backend.group_size(resolved) if isinstance(resolved, dict) else None) or info.group_size
         lineage = {
             "variant": name, "scheme": v.scheme, "bits": info.bits,
-            "group_size": info.group_size, "format": result.format, "engine": params.engine_for(name),
+            "group_size": group, "format": result.format, "engine": params.engine_for(name),
             "backend": v.backend, "tool_versions": result.tool_versions | {"qpipe": __version__},
             "base_model": {"name": params.model.name, **identity.result(),
                            "path": str(params.model.path)},
             "recipe": None if req.recipe is None else {
-                "path": str(v.recipe), "sha256": file_sha256(req.recipe),
-                "resolved": yaml.safe_load(req.recipe.read_text())},
+                "path": str(v.recipe), "sha256": file_sha256(req.recipe), "resolved": resolved},
             "calibration": None if calib_card is None else {
                 "name": v.calibration, "content_sha256": calib_card["content_sha256"],
                 "samples": calib_card["samples"],

@@ -282,3 +282,37 @@ def test_a_gguf_artifact_does_not_depend_on_where_it_was_made(served):
     assert fields["quantize.imatrix.file"].contents() == "imatrix.gguf"
     assert fields["quantize.imatrix.dataset"].contents() == "imatrix.txt"
     assert GGUFReader(d / "imatrix.gguf").fields["imatrix.datasets"].contents() == ["imatrix.txt"]
+
+
+def test_the_gguf_log_is_the_runs_not_the_artifacts(served):
+    """llama.cpp's output names times and paths: it goes to quantize.runs_dir, and the artifact
+    holds only the model files, the importance matrix and the manifest."""
+    served.artifact(Q8)
+    d = served.root / "artifacts" / Q8
+    assert sorted(p.name for p in d.iterdir()) == ["SHA256SUMS", "imatrix.gguf", "manifest.json",
+                                                   "model-Q8_0.gguf"]
+    log = (served.root / "runs/quantize" / f"{Q8}.log").read_text()
+    assert "llama-imatrix" in log and "llama-quantize" in log
+    assert "tokenizes 8 calibration texts as the Hugging Face tokenizer does" in log
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["quantization"]["fallbacks"] == [] and m["quantization"]["reader"]["tensor_types"]
+
+
+def test_a_gguf_that_tokenizes_otherwise_is_refused_before_its_imatrix(served, tmp_path):
+    """A pre-tokenizer that splits the calibration text otherwise than the Hugging Face tokenizer
+    ('falcon' splits ' <' where the demo's byte-level BPE keeps it) stops the stage before
+    llama-imatrix, naming where the tokenizations part and the fix; nothing is left behind."""
+    from pipeline.quantize import stage as quantize
+    from pipeline.quantize.base import BackendError
+
+    data = json.loads(json.dumps(served.data))
+    data["model"]["gguf_pre_tokenizer"] = "falcon"
+    root = tmp_path / "p"
+    shutil.copytree(served.root, root, ignore=shutil.ignore_patterns("artifacts", "runs"))
+    with pytest.raises(BackendError) as err:
+        quantize.run(make_params(data), root, Q8)
+    text = str(err.value)
+    assert "tokenizes calibration text" in text and "first difference at token" in text
+    assert "Fix: set model.gguf_pre_tokenizer (now 'falcon')" in text
+    assert not (root / "artifacts" / Q8).exists()
+    assert "llama-imatrix" not in (root / "runs/quantize" / f"{Q8}.log").read_text()
