@@ -62,5 +62,23 @@ def evaluate(params: Path = ParamsOpt,
                           indent=2))
 
 
+@app.command("full-matrix")
+def full_matrix(queue: bool = typer.Option(False, help="Queue the experiment (`dvc queue start`)."),
+                dry_run: bool = typer.Option(False, help="Print the dvc command, run nothing.")) -> None:
+    """Run the full variant matrix (every backend and scheme) as a DVC experiment: params.yaml's
+    variants plus demo/full_matrix.yaml's, added with `dvc exp run -S`."""
+    import shlex
+    import subprocess
+
+    from demo.matrix import overrides
+
+    cmd = ["dvc", "exp", "run", *(["--queue"] if queue else [])]
+    for item in overrides():
+        cmd += ["-S", item]
+    typer.echo(" ".join(shlex.quote(c) for c in cmd))
+    if not dry_run:
+        raise typer.Exit(subprocess.run(cmd).returncode)
+
+
 if __name__ == "__main__":
     app()

@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run the whole pipeline on the embedded demo: `dvc repro`.
+# Set up (idempotent) and run the pipeline on the embedded demo.
+#
+#   bash scripts/demo.sh            # the default matrix (params.yaml): `dvc repro`
+#   bash scripts/demo.sh --full     # the full matrix (+ demo/full_matrix.yaml): a DVC experiment
+#
+# Only the environments the chosen matrix's variants need are made (the GPTQModel, ModelOpt and
+# AutoAWQ backends each have their own; the default matrix uses none of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+full=0
+if [ "${1:-}" = "--full" ]; then full=1; shift; fi
 bash scripts/setup.sh
 bash scripts/setup-llamacpp.sh
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
-bash scripts/setup-backend-env.sh all   # GPTQModel, ModelOpt, AutoAWQ: one locked environment each
+needs=$(.venv/bin/python - "$full" <<'PY'
+import sys
+from pathlib import Path
+
+import yaml
+
+from demo.matrix import full_params
+
+data = full_params(Path(".")) if sys.argv[1] == "1" else yaml.safe_load(Path("params.yaml").read_text())
+print(" ".join(sorted({v["backend"] for v in data["variants"].values()} & {"gptqmodel", "modelopt", "autoawq"})))
+PY
+)
+for backend in $needs; do bash scripts/setup-backend-env.sh "$backend"; done
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false \
        DVC_SITE_CACHE_DIR="$PWD/.dvc/tmp/site-cache" PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/qpipe validate
-.venv/bin/dvc repro "$@"
+start=$(date +%s)
+if [ "$full" = 1 ]; then
+  .venv/bin/qpipe-demo full-matrix "$@"
+else
+  .venv/bin/dvc repro "$@"
+fi
 echo
-echo "demo: done. Outputs: data/evalset, data/split (rejects, report), data/calibration/<set>/card.md,"
-echo "      artifacts/<variant>/ (manifest.json, SHA256SUMS), results/<variant>/ (per-sample records,"
-echo "      metrics), results/bench/bench.json, reports/comparison.md (+ plots), handoff/<variant>/."
-echo "      MLflow: .venv/bin/qpipe ui  →  http://127.0.0.1:5000. See README.md, \"Where to look\"."
+echo "demo: done in $(( $(date +%s) - start )) s. Outputs: data/evalset, data/split (rejects, report),"
+echo "      data/calibration/<set>/card.md, artifacts/<variant>/ (manifest.json, SHA256SUMS),"
+echo "      runs/quantize/<variant>.json (times, memory, host, git commit), results/<variant>/"
+echo "      (per-sample records, metrics), results/bench/bench.json, reports/comparison.md (+ plots),"
+echo "      handoff/<variant>/. MLflow: .venv/bin/qpipe ui  →  http://127.0.0.1:5000. See README.md."

@@ -7,6 +7,7 @@ import yaml
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from demo.matrix import full_params
 
 runner = CliRunner()
 
@@ -39,7 +40,7 @@ def test_validate_passes_on_the_repository(repo, monkeypatch):
 
 
 def test_validate_reports_typo_unknown_scheme_and_missing_file(repo, tmp_path):
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = full_params(repo)
     params["calibraton"] = params.pop("calibration")            # a typo'd key
     params["variants"]["gptq_w4a16_business"]["scheme"] = "w4a16_gtpq"  # an unknown scheme
     params["variants"]["awq_w4a16_business"]["recipe"] = "recipes/missing.yaml"  # a missing file

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from demo.matrix import full_params
 
 # Two full repros of seven variants with every stage: longer than pytest-timeout's default.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
@@ -40,7 +41,7 @@ def venv_bin(repo: Path) -> Path:
 
 def copy_project(repo: Path, root: Path) -> None:
     shutil.copy2(repo / "dvc.yaml", root / "dvc.yaml")
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = full_params(repo)
     params["variants"] = {k: v for k, v in params["variants"].items() if k in VARIANTS}
     for spec in params["calibration"]["sets"].values():
         spec["num_samples"] = 32  # small sets: quantization in seconds

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from pipeline.validate import KNOWN_MODIFIERS, Problem, render_problems, validate_project
+from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "hidden_size": 256,
@@ -43,7 +44,7 @@ class Project:
 
 @pytest.fixture
 def project(tmp_path) -> Project:
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = full_params(REPO)
     shutil.copytree(REPO / "recipes", tmp_path / "recipes")
     (tmp_path / params["model"]["path"]).mkdir(parents=True)
     for source in params["data"]["sources"]:
@@ -228,7 +229,7 @@ def test_the_group_size_is_the_one_the_recipe_sets(project):
 
 
 def test_recipe_group_size_reads_config_groups_and_presets():
-    from pipeline.quantize.llmcompressor_recipes import recipe_group_size
+    from pipeline.quantize.llmcompressor import recipe_group_size
 
     assert recipe_group_size(yaml.safe_load(GPTQ_G64)) == 64
     assert recipe_group_size({"s": {"m": {"GPTQModifier": {"scheme": "W4A16"}}}}) == 128

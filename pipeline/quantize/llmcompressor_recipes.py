@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import SCHEMES, Loc, Problem, YamlDoc, known, read_yaml
+from pipeline.quantize.llmcompressor import group_sizes
 
 # Modifier classes an llm-compressor recipe may name (keys under a `*_modifiers` group).
 KNOWN_MODIFIERS = (
@@ -25,45 +26,6 @@ KNOWN_MODIFIERS = (
 )
 # The algorithm a scheme is named after must be in its recipe.
 REQUIRED_MODIFIER = {"w4a16_gptq": "GPTQModifier", "w4a16_awq": "AWQModifier"}
-
-
-# The group size of each compressed-tensors preset scheme that groups its weights
-# (compressed_tensors.quantization.quant_scheme); the others are per channel.
-PRESET_GROUP_SIZE = {"W4A16": 128, "W4A16_ASYM": 128, "NVFP4": 16, "NVFP4A16": 16,
-                     "MXFP4": 32, "MXFP4A16": 32}
-
-
-def group_sizes(fields: Mapping[str, Any]) -> set[int]:
-    """The weight group sizes one modifier's fields quantize with: each `config_groups` entry's
-    `weights.group_size` (what the recipe says), else the preset scheme's own."""
-    out: set[int] = set()
-    groups = fields.get("config_groups")
-    if isinstance(groups, Mapping):
-        for group in groups.values():
-            weights = group.get("weights") if isinstance(group, Mapping) else None
-            size = weights.get("group_size") if isinstance(weights, Mapping) else None
-            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
-                out.add(size)
-        return out
-    scheme = fields.get("scheme")
-    presets = [scheme] if isinstance(scheme, str) else list(scheme) if isinstance(scheme, Mapping) else []
-    return {PRESET_GROUP_SIZE[str(p).upper()] for p in presets if str(p).upper() in PRESET_GROUP_SIZE}
-
-
-def recipe_group_size(recipe: Any) -> int | None:
-    """The group size a whole recipe quantizes weights with (the largest, where modifiers
-    differ: every grouped layer's in-features must divide by it); None: not grouped."""
-    found: set[int] = set()
-
-    def walk(obj: Any) -> None:
-        if isinstance(obj, Mapping):
-            if "config_groups" in obj or "scheme" in obj:
-                found.update(group_sizes(obj))
-            for value in obj.values():
-                walk(value)
-
-    walk(recipe)
-    return max(found) if found else None
 
 
 @dataclass

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from pipeline.config import Params
 from pipeline.compare import deltas as compare
 from pipeline.compare.plan import plan
 from pipeline.compare import stage as report
+from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("faq", "rag", "tool_call", "ticket")
@@ -52,7 +52,7 @@ def metrics(name: str, engine: str, recs: list[dict]) -> dict:
 
 @pytest.fixture
 def project(tmp_path):
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    data = full_params(REPO)
     keep = ("baseline", "baseline_rerun", "gguf_f16", "gguf_f16_rerun", "gguf_q8_0_business",
             "gguf_q2_k_business", "gptq_w4a16_business")
     data["variants"] = {k: v for k, v in data["variants"].items() if k in keep}

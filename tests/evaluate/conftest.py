@@ -12,6 +12,7 @@ import yaml
 from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.quantize import stage as quantize
+from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def make_params(data: dict, **sections) -> Params:
 @pytest.fixture(scope="session")
 def served(tmp_path_factory) -> SimpleNamespace:
     root = tmp_path_factory.mktemp("served-project")
-    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    (root / "params.yaml").write_text(yaml.safe_dump(full_params(REPO), sort_keys=False))
     for rel in ("recipes", "models/demo", "calibration"):
         shutil.copytree(REPO / rel, root / rel)
     data = yaml.safe_load((root / "params.yaml").read_text())

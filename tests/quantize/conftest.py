@@ -18,6 +18,7 @@ from pipeline.artifacts.manifest import MANIFEST
 from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.quantize import stage
+from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL_SET = dict(num_samples=16, max_seq_len=256)
@@ -28,7 +29,7 @@ SMALL_SET = dict(num_samples=16, max_seq_len=256)
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> SimpleNamespace:
     root = tmp_path_factory.mktemp("quantize-project")
-    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    (root / "params.yaml").write_text(yaml.safe_dump(full_params(REPO), sort_keys=False))
     for rel in ("recipes", "models/demo", "calibration"):
         shutil.copytree(REPO / rel, root / rel)
     data = yaml.safe_load((root / "params.yaml").read_text())

@@ -7,12 +7,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.config import Params
 from pipeline.compare.deltas import custody_record
 from pipeline.io import file_sha256, write_json
+from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATE, OTHER = "w8a8_int8_business", "gptq_w4a16_business"
@@ -70,7 +70,7 @@ def compare(root: Path, names: list[str], *, baseline: str = "baseline") -> dict
 
 @pytest.fixture
 def project(tmp_path) -> SimpleNamespace:
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    data = full_params(REPO)
     params = Params.model_validate(data)
     root = tmp_path
     shas = {}

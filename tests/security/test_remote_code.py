@@ -7,10 +7,11 @@ from pydantic import ValidationError
 
 from pipeline.config import Params
 from pipeline.validate import validate_project
+from demo.matrix import full_params
 
 
 def params_with(repo, edit) -> dict:
-    data = yaml.safe_load((repo / "params.yaml").read_text())
+    data = full_params(repo)
     edit(data)
     return data
 

@@ -1,0 +1,60 @@
+"""The demo's two variant matrices: the default one in params.yaml (a first run in minutes) and
+the full one (every backend and scheme), whose extra variants are demo/full_matrix.yaml.
+
+`qpipe-demo full-matrix` runs the full matrix as a DVC experiment: one
+``-S '+variants.<name>={…}'`` per extra variant (Hydra's override grammar, which `dvc exp run`
+parses), so params.yaml in the repository stays the default and DVC records what was added.
+
+    >>> override("fp8", {"backend": "llmcompressor", "reason": "no kernel; served elsewhere"})
+    "+variants.fp8={backend:llmcompressor,reason:'no kernel; served elsewhere'}"
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FULL_MATRIX = Path(__file__).with_name("full_matrix.yaml")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+
+
+def extra_variants(path: Path = FULL_MATRIX) -> dict[str, dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["variants"]
+
+
+def full_params(repo: Path, path: Path = FULL_MATRIX) -> dict[str, Any]:
+    """params.yaml's data with the full matrix's variants added (what the experiment runs)."""
+    data = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    extra = extra_variants(path)
+    clash = sorted(set(extra) & set(data["variants"]))
+    if clash:
+        raise ValueError(f"{path}: variants {clash} are already in params.yaml — fix: keep each "
+                         "variant in one of the two files")
+    data["variants"] = {**data["variants"], **extra}
+    return data
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)) or value is None:
+        return "null" if value is None else repr(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_value(v) for v in value) + "]"
+    text = str(value)
+    if _PLAIN.fullmatch(text) and text not in ("true", "false", "null"):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def override(name: str, spec: dict[str, Any]) -> str:
+    return f"+variants.{name}={_value(spec)}"
+
+
+def overrides(path: Path = FULL_MATRIX) -> list[str]:
+    return [override(name, spec) for name, spec in extra_variants(path).items()]

@@ -1,0 +1,67 @@
+"""The demo's full matrix: its extra variants reach params.yaml through `dvc exp run -S`, exactly
+as demo/full_matrix.yaml states them, in a real DVC repository."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from demo.matrix import extra_variants, full_params, overrides
+from pipeline.config import Params
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_full_matrix_validates_and_only_adds_variants():
+    default = yaml.safe_load((REPO / "params.yaml").read_text())
+    full = full_params(REPO)
+    assert {k: v for k, v in full.items() if k != "variants"} == \
+        {k: v for k, v in default.items() if k != "variants"}
+    assert list(full["variants"])[: len(default["variants"])] == list(default["variants"])
+    params = Params.model_validate(full)
+    # every backend and every engine the pipeline has is in the full matrix
+    assert {v.backend for v in params.variants.values()} == {
+        "none", "llmcompressor", "llamacpp", "gptqmodel", "autoawq", "modelopt"}
+    assert {params.engine_for(n) for n in params.variants} == {"vllm", "llamacpp", "transformers", "none"}
+
+
+def test_a_variant_in_both_files_is_refused(tmp_path):
+    clash = tmp_path / "full.yaml"
+    clash.write_text(yaml.safe_dump({"variants": {"baseline": {"backend": "none"}}}))
+    with pytest.raises(ValueError, match="already in params.yaml"):
+        full_params(REPO, clash)
+
+
+def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
+    """A DVC project whose one stage iterates over the variants: the experiment's params.yaml
+    holds exactly the full matrix (strings with `;`, `:`, `(` and quotes survive)."""
+    dvc = Path(sys.executable).parent / "dvc"
+    if not dvc.is_file():
+        pytest.skip("dvc is not installed next to this Python")
+    root = tmp_path / "p"
+    root.mkdir()
+    default = yaml.safe_load((REPO / "params.yaml").read_text())
+    (root / "params.yaml").write_text(yaml.safe_dump({"variants": default["variants"]}, sort_keys=False))
+    (root / "dvc.yaml").write_text(
+        "stages:\n  q:\n    foreach: ${variants}\n    do:\n"
+        "      cmd: echo ${key} ${item.backend} > ${key}.txt\n      outs:\n        - ${key}.txt\n")
+    env = {"DVC_NO_ANALYTICS": "1", "PATH": f"{dvc.parent}:/usr/bin:/bin", "HOME": str(tmp_path),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    run = lambda *cmd: subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True,  # noqa: E731
+                                      text=True)
+    run("git", "init", "-q")
+    run(str(dvc), "init", "-q")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "init")
+    cmd = [str(dvc), "exp", "run"]
+    for item in overrides():
+        cmd += ["-S", item]
+    run(*cmd)
+    got = yaml.safe_load((root / "params.yaml").read_text())["variants"]
+    assert got == {**default["variants"], **extra_variants()}
+    assert (root / "modelopt_fp8_business.txt").read_text().strip() == "modelopt_fp8_business modelopt"
+    shutil.rmtree(root)
