@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.logging import RichHandler
 
 from pipeline.errors import QpipeError
 from pipeline.progress import console  # log lines print above any live progress line
@@ -27,9 +25,9 @@ ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to pa
 
 @app.callback()
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging.")) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    from pipeline.logs import configure
+
+    configure(console, verbose)  # every record with its secrets masked
     # Every command: SIGTERM takes the Ctrl-C path, so engines, workers, staging folders and temp
     # files are cleaned up by the same `finally` blocks as an interrupt.
     _terminate_as_interrupt()

@@ -22,7 +22,7 @@ STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare":
 # Below every stage: they import no stage.
 KERNELS = {"artifacts", "engines", "stats", "tracking", "config", "errors.py", "io.py",
            "importgraph.py", "layout.py", "models.py", "names.py", "plugins.py", "processes.py",
-           "progress.py", "secrets.py", "llamacpp_tools.py"}
+           "progress.py", "secrets.py", "llamacpp_tools.py", "logs.py"}
 # Above every stage: the command line and the whole-project validation call into stages.
 ORCHESTRATION = {"cli.py", "validate.py"}
 # Kernels with a narrower rule of their own.

@@ -8,9 +8,10 @@ random (seeded); its tokenizer is the demo's byte-level BPE with other special t
 Llama-3 style chat template (`<|start_header_id|>role<|end_header_id|>\\n\\n…<|eot_id|>`), so
 nothing downstream can pass by falling back on the demo's ChatML.
 
-`own_project` copies params.yaml, recipes/ and calibration/ into tmp, points model.path at
-models/own, shrinks the calibration sets and the evaluation, adds a group-64 GPTQ variant, and
-runs `split` and `calibration@business` with the new model's tokenizer and template.
+`own_project` writes params.yaml (with the demo's full variant matrix) into tmp, copies
+recipes/ and calibration/ there, points model.path at models/own, shrinks the calibration sets
+and the evaluation, adds a group-64 GPTQ variant, and runs `split` and `calibration@business`
+with the new model's tokenizer and template.
 """
 
 import json
@@ -21,6 +22,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from demo.matrix import full_params
 from pipeline.artifacts.manifest import MANIFEST
 from pipeline.calibration import build, split
 from pipeline.config import Params
@@ -108,6 +110,11 @@ def build_model(out: Path) -> Path:
     config = LlamaConfig(**SHAPE, **ids, torch_dtype="bfloat16")
     torch.manual_seed(SEED)
     model = LlamaForCausalLM(config).to(torch.bfloat16)
+    # The rows past the tokenizer are padding, as in a trained checkpoint they never win: zero
+    # (with tied embeddings their logits are 0, below the best real token's), so greedy answers
+    # are text, not ids without a token
+    with torch.no_grad():
+        model.get_input_embeddings().weight[len(tok):] = 0
     model.save_pretrained(out)  # safetensors
     GenerationConfig(**ids).save_pretrained(out)  # eos: the end-of-turn token
     return out
@@ -119,7 +126,9 @@ def own_model(tmp_path_factory) -> Path:
 
 
 def project_data() -> dict:
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    # params.yaml with the demo's full variant matrix (demo/full_matrix.yaml), as the other slow
+    # tests use it: every backend and scheme, W8A8 among them
+    data = full_params(REPO)
     data["model"].update(name="own-llama-576", path=MODEL_REL)  # gguf_pre_tokenizer: the same BPE
     for spec in data["calibration"]["sets"].values():
         spec.update(SMALL_SET)

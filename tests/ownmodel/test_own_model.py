@@ -146,7 +146,8 @@ def test_gptq_group_64_quantizes_loads_and_serves_on_vllm(own_project):
     assert manifest["format"] == "compressed-tensors" and manifest["engine"] == "vllm"
     assert manifest["calibration"]["samples"] == 16
     assert manifest["quantization"]["calibration_samples"] == 16
-    qc = json.loads((art / "config.json").read_text())["quantization_config"]
+    config = json.loads((art / "config.json").read_text())
+    qc = config["quantization_config"]
     groups = list(qc["config_groups"].values())
     assert groups and all(g["weights"]["group_size"] == 64 and g["weights"]["num_bits"] == 4
                           and g["weights"]["strategy"] == "group" for g in groups)
@@ -158,6 +159,9 @@ def test_gptq_group_64_quantizes_loads_and_serves_on_vllm(own_project):
                   "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
             assert f"model.layers.{i}.{m}.weight_packed" in keys, m
             assert f"model.layers.{i}.{m}.weight_scale" in keys, m
+    # lm_head is ignored, so the embeddings stay tied: one table, no separate output layer
+    assert config["tie_word_embeddings"] is True
+    assert "model.embed_tokens.weight" in keys and not any(k.startswith("lm_head.") for k in keys)
 
     check = manifest["load_check"]
     assert check["ok"] is True and "compressed-tensors" in check["loader"]

@@ -122,3 +122,30 @@ def test_an_external_endpoint_reads_its_key_from_a_named_variable(tmp_path, monk
     finally:
         srv.shutdown()
     assert os.environ.get("QPIPE_TEST_ENDPOINT_KEY") == PLANTED["bearer"]
+
+
+def test_the_command_lines_log_masks_a_bearer_key_a_library_prints(capsys):
+    """lm-eval logs its model arguments, the engine's per-run key among them: the command line's
+    handler writes the record with the key masked, whether it came formatted or as an argument."""
+    import logging
+
+    from rich.console import Console
+
+    from pipeline.logs import MaskSecrets
+
+    key = "J1LIBg-PNuApq0CA01-LDi1itNphBXK2LhgnHzst23c"
+    console = Console(file=None, stderr=True, force_terminal=False, width=200)
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=console, show_path=False)
+    handler.addFilter(MaskSecrets())
+    logger = logging.getLogger("lm_eval.test-masking")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("model_args: {'header': {'Authorization': 'Bearer %s'}}" % key)
+        logger.warning("args %s", {"header": {"Authorization": f"Bearer {key}"}})
+    finally:
+        logger.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert key not in err and err.count("Bearer ***") == 2
