@@ -316,3 +316,18 @@ def test_a_gguf_that_tokenizes_otherwise_is_refused_before_its_imatrix(served, t
     assert "Fix: set model.gguf_pre_tokenizer (now 'falcon')" in text
     assert not (root / "artifacts" / Q8).exists()
     assert "llama-imatrix" not in (root / "runs/quantize" / f"{Q8}.log").read_text()
+
+
+def test_reproduce_rebuilds_a_calibrated_gguf_byte_for_byte(served, tmp_path):
+    """Conversion, the business importance matrix and Q8_0 quantization are deterministic:
+    `qpipe reproduce` finds every file and the manifest identical (run facts live in the run
+    record), and keeps the rebuild with its own record beside it."""
+    from pipeline.artifacts.manifest import MANIFEST
+    from pipeline.quantize.reproduce import reproduce
+
+    recorded = json.loads((served.artifact(Q8) / MANIFEST).read_text())
+    result = reproduce(served.params, served.root, Q8, keep=tmp_path / "again")
+    assert result.matches and result.manifest_identical, result.lines()
+    assert json.loads((tmp_path / "again" / Q8 / MANIFEST).read_text())["files"] == recorded["files"]
+    assert (tmp_path / "again" / f"{Q8}.run.json").is_file()
+    assert not list((served.root / "artifacts").glob(".staging-*"))
