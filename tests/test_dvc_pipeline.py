@@ -133,7 +133,12 @@ def pipeline_run(repo, tmp_path_factory):
     run("git", "init", "-q")
     dvc("init", "-q")
     dvc("repro")
-    r = SimpleNamespace(root=root, status_clean=status(),
+
+    def contents() -> dict[str, str]:
+        return {v: json.loads((root / "artifacts" / v / "manifest.json").read_text())["content_sha256"]
+                for v in VARIANTS}
+
+    r = SimpleNamespace(root=root, status_clean=status(), artifacts=contents(),
                         evalset=files_of(root / "data" / "evalset"),
                         business=files_of(root / "data" / "calibration" / "business"),
                         general=files_of(root / "data" / "calibration" / "general"))
@@ -146,6 +151,7 @@ def pipeline_run(repo, tmp_path_factory):
     r.status_after_calibration = status()
     r.final_repro_log = dvc("repro")
     r.status_final = status()
+    r.artifacts_after = contents()
     r.business_after = files_of(root / "data" / "calibration" / "business")
     r.general_after = files_of(root / "data" / "calibration" / "general")
     r.qpipe = lambda *args: run(str(bin_dir / "qpipe"), *args)
@@ -202,14 +208,24 @@ def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_
 
 
 def test_final_repro_requantizes_exactly_those(pipeline_run):
+    """The business-calibrated variants are quantized again; a variant whose new artifact is
+    byte-identical keeps its DVC hash (run facts are the run record's, not the artifact's), so
+    its evaluation and divergence are not redone — only changed bytes are evaluated again. The
+    run records always change (track and handoff read them)."""
     log = pipeline_run.final_repro_log
     ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
-    assert ran == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
-                   "evaluate@gptq_w4a16_business", "evaluate@gguf_q4_k_m_business",
-                   "divergence@gptq_w4a16_business", "divergence@gguf_q4_k_m_business",
-                   "bench", "compare", "track", "handoff"}, log
-    for artifact in VARIANTS:
-        assert (pipeline_run.root / "artifacts" / artifact / "manifest.json").is_file()
+    requantized = {"gptq_w4a16_business", "gguf_q4_k_m_business"}
+    changed = {v for v in requantized
+               if pipeline_run.artifacts[v] != pipeline_run.artifacts_after[v]}
+    expected = ({f"quantize@{v}" for v in requantized}
+                | {f"{stage}@{v}" for v in changed for stage in ("evaluate", "divergence")}
+                | {"compare", "track", "handoff"} | ({"bench"} if changed else set()))
+    assert ran == expected, log
+    unchanged = set(VARIANTS) - requantized
+    assert all(pipeline_run.artifacts[v] == pipeline_run.artifacts_after[v] for v in unchanged)
+    # llama.cpp is deterministic: the same calibration text gives the same GGUF
+    if pipeline_run.business["imatrix.txt"] == pipeline_run.business_after["imatrix.txt"]:
+        assert "gguf_q4_k_m_business" not in changed
 
 
 def test_every_variant_is_evaluated_and_compared(pipeline_run):
