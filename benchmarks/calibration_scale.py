@@ -108,17 +108,18 @@ def child(phase: str, root: Path, calibration_set: str) -> None:
     started = time.perf_counter()
     from pipeline.calibration import build, split
     from pipeline.config import load_params
+    from pipeline.layout import Layout
     from pipeline.models import load_tokenizer
 
     params = load_params(root / "params.yaml")
     load_tokenizer(root / params.model.path)  # warm the import, so `work` is the stage alone
     t0 = time.perf_counter()
     if phase == "split":
-        report = split.run(params, root)
+        report = split.run(params.for_stage(split.PARAMS), Layout(root, params))
         extra = {"ingest": {k: report["ingest"][k] for k in ("records_in", "kept", "rejected")},
                  "split": report["split"]}
     else:
-        card = build.run(params, root, calibration_set)
+        card = build.run(params.for_stage(build.PARAMS, calibration_set), Layout(root, params), calibration_set)
         extra = {"samples": card["samples"], "length_filter": card["length_filter"]}
     work = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -24,7 +24,8 @@ from pipeline.config import Params  # noqa: E402
 def evaluate(device: str, out: Path, variants: list[str], limit: int | None) -> None:
     import yaml
 
-    from pipeline.evaluate.stage import evaluate as run_eval
+    from pipeline.evaluate.stage import PARAMS, evaluate as run_eval
+    from pipeline.layout import Layout
 
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["evaluate"].update(lm_eval={"tasks": []}, limit=limit)
@@ -34,7 +35,7 @@ def evaluate(device: str, out: Path, variants: list[str], limit: int | None) -> 
     params = Params.model_validate(data)
     for name in variants:
         (out / name).mkdir(parents=True, exist_ok=True)
-        m = run_eval(params, ROOT, name, out / name)
+        m = run_eval(params.for_stage(PARAMS, name), Layout(ROOT, params), name, out / name)
         print(f"{device} {name}: accuracy {m['accuracy']:.4f} (n={m['n']}), "
               f"{m['speed']['wall_seconds']} s, {m['engine']['kernel']}", flush=True)
 

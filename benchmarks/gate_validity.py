@@ -40,6 +40,8 @@ from pipeline.config import GatesConfig, load_params  # noqa: E402
 from pipeline.compare.deltas import compare_variant  # noqa: E402
 from pipeline.compare.plan import plan  # noqa: E402
 from pipeline.compare.gates import PROFILES, evaluate_gates  # noqa: E402
+from pipeline.compare.stage import PARAMS as COMPARE  # noqa: E402
+from pipeline.layout import Layout  # noqa: E402
 
 
 def cells(records: list[dict]) -> dict[tuple, list[int]]:
@@ -160,7 +162,7 @@ def main() -> None:
           f"{a.reps} simulated variants per scenario; α={params.compare.alpha}")
     supported = {}
     for d in (0.005, 0.01, 0.02, 0.04):
-        pl = plan(params, ROOT, discordance=d, records=records)
+        pl = plan(params.for_stage(COMPARE), Layout(ROOT, params), discordance=d, records=records)
         supported[d] = [p for p, s in pl["profiles"].items() if s["supported"]]
         print(f"qpipe plan at discordance {d:.1%}: supported — {', '.join(supported[d]) or 'none'}")
     todo = scenarios(params, slice_for_drop, other_slice)

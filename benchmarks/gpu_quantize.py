@@ -102,6 +102,7 @@ def child_build(spec: dict) -> dict:
 
 def child_qpipe(spec: dict) -> dict:
     from pipeline.config import load_params
+    from pipeline.layout import Layout
     from pipeline.quantize import stage
 
     params = load_params(REPO / "params.yaml")
@@ -109,7 +110,8 @@ def child_qpipe(spec: dict) -> dict:
     params.split.out_dir = Path(spec["data_dir"])
     params.variants[spec["variant"]].recipe = Path(spec["recipe"])
     root = Path(spec["out"])
-    m = stage.run(params, root, spec["variant"], device=spec["device"], gpus=spec.get("gpus", 1))
+    m = stage.run(params.for_stage(stage.PARAMS, spec["variant"]), Layout(root, params), spec["variant"],
+                  device=spec["device"], gpus=spec.get("gpus", 1))
     q = m["quantization"]
     return {"artifact": str(root / "artifacts" / spec["variant"]), "peak_gpu_bytes": q["peak_gpu_bytes"],
             "processes": q["processes"], "peak_gpu_bytes_per_process": q.get("peak_gpu_bytes_per_process"),

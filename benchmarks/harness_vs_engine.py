@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 from pipeline.config import load_params  # noqa: E402
 from pipeline.bench.stage import bench_prompts  # noqa: E402
 from pipeline.evaluate.harness import run_prompts  # noqa: E402
-from pipeline.evaluate.stage import open_engine  # noqa: E402
+from pipeline.evaluate.stage import PARAMS, open_engine  # noqa: E402
+from pipeline.layout import Layout  # noqa: E402
 from pipeline.llamacpp_tools import locate  # noqa: E402
 from pipeline.models import load_tokenizer  # noqa: E402
 
@@ -49,7 +50,7 @@ def llama_bench(gguf: Path, n_in: int, n_out: int) -> float | None:
 
 
 def measure(params, name: str, prompts, n_out: int, logs: Path) -> dict:
-    eng = open_engine(params, ROOT, name, logs / f"{name}.log")
+    eng = open_engine(params.for_stage(PARAMS, name), Layout(ROOT, params), name, logs / f"{name}.log")
     with eng:
         run_prompts(eng, prompts[:2], max_tokens=n_out, concurrency=1, ignore_eos=True)  # warm-up
         before = {}

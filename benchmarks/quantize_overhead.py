@@ -62,11 +62,12 @@ def _absolute_params(params_path: Path):
 
 
 def child_qpipe(spec: dict) -> dict:
+    from pipeline.layout import Layout
     from pipeline.quantize import stage
 
     params = _absolute_params(Path(spec["params"]))
     scratch = Path(spec["out"])
-    stage.run(params, scratch, spec["variant"])
+    stage.run(params.for_stage(stage.PARAMS, spec["variant"]), Layout(scratch, params), spec["variant"])
     return {"artifact": str(scratch / "artifacts" / spec["variant"])}
 
 
@@ -147,7 +148,8 @@ def specs_for(params_path: Path, variants: list[str]) -> tuple[dict[str, dict], 
     variant or a calibration set that is not built fail here, with the fix."""
     from pipeline.config import load_params
     from pipeline.quantize.base import BackendError
-    from pipeline.quantize.stage import request_for
+    from pipeline.layout import Layout
+    from pipeline.quantize.stage import PARAMS, request_for
     from pipeline.names import did_you_mean
 
     params = load_params(params_path)
@@ -161,7 +163,7 @@ def specs_for(params_path: Path, variants: list[str]) -> tuple[dict[str, dict], 
             raise SystemExit(f"variant {name!r} uses backend {params.variants[name].backend!r}; "
                              "this benchmark compares qpipe with plain llm-compressor only")
         try:
-            req = request_for(params, root, name)
+            req = request_for(params.for_stage(PARAMS, name), Layout(root, params), name)
         except BackendError as err:
             raise SystemExit(str(err)) from err
         calibrated = req.calibration_dir is not None and req.scheme != "fp8_dynamic"  # as the backend

@@ -35,8 +35,10 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
 
 def _params(path: Path, *, check_files: bool = True, variant: str | None = None):
     """Validate first (schema; and files and recipes unless the command creates them), exit 1
-    listing every problem — before any model or data is loaded; then the variant named, if any."""
+    listing every problem — before any model or data is loaded; then the variant named, if any.
+    The params, and the layout of the project (params.yaml's folder)."""
     from pipeline.config import ConfigError, load_params
+    from pipeline.layout import Layout
     from pipeline.validate import validate_project
 
     problems = validate_project(path) if check_files else []
@@ -50,15 +52,15 @@ def _params(path: Path, *, check_files: bool = True, variant: str | None = None)
         raise typer.Exit(1)
     if variant is not None:
         _variant(p, variant)
-    return p
+    return p, Layout(path.resolve().parent, p)
 
 
-def _stage(fn, params: Path, *args, check_files: bool = True, variant: str | None = None, **kwargs):
-    """The common command: validate params (and `variant`, then passed on first), run the stage
-    `fn(params, project root (params.yaml's folder), …)` with user errors as one red line and exit 1."""
-    p = _params(params, check_files=check_files, variant=variant)
+def _stage(fn, params: Path, *args, declared, check_files: bool = True, variant: str | None = None, **kwargs):
+    """The common command: validate params (and `variant`, passed on first), run `fn(the params its
+    dvc.yaml stage declares (`declared`: its PARAMS; None: all), layout, …)`, user errors as one red line, exit 1."""
+    p, layout = _params(params, check_files=check_files, variant=variant)
     args = args if variant is None else (variant, *args)
-    return _guarded(fn, p, params.resolve().parent, *args, **kwargs)
+    return _guarded(fn, p if declared is None else p.for_stage(declared, variant), layout, *args, **kwargs)
 
 
 def _problems(problems) -> None:
@@ -112,16 +114,16 @@ def _terminate_as_interrupt() -> None:
 
 
 @contextmanager
-def _failure_tracked(p, root: Path, variant: str):
+def _failure_tracked(p, layout, variant: str):
     """A failed evaluation (error, Ctrl-C, SIGTERM) goes to MLflow as FAILED right away when
     tracking.log_failures is on: the pipeline stops there, before its `track` stage."""
     try:
         yield
     except BaseException:
         if p.tracking.log_failures:
-            from pipeline.tracking.log import log_failed
+            from pipeline.tracking.log import PARAMS, log_failed
 
-            line, logged = log_failed(p, root, variant)
+            line, logged = log_failed(p.for_stage(PARAMS), layout, variant)
             console.print(line, markup=False, style=None if logged else "yellow")
         raise
 
@@ -142,9 +144,9 @@ def validate(params: Path = ParamsOpt) -> None:
 @calib_app.command("split")
 def calib_split(params: Path = ParamsOpt) -> None:
     """Validate, scrub PII, deduplicate and split the logs into calibration pool + eval set."""
-    from pipeline.calibration.split import run
+    from pipeline.calibration.split import PARAMS, run
 
-    report = _stage(run, params)
+    report = _stage(run, params, declared=PARAMS)
     ingest = {k: report["ingest"][k] for k in ("records_in", "kept", "rejected", "rejected_by_reason")}
     typer.echo(json.dumps({"ingest": ingest, "pii": report["pii"], "split": report["split"]}, indent=2))
 
@@ -153,19 +155,20 @@ def calib_split(params: Path = ParamsOpt) -> None:
 def calib_build(sets: list[str] = typer.Argument(None, help="Set names (default: every set)."),
                 params: Path = ParamsOpt) -> None:
     """Build calibration sets: stratified sample, chat template, length filter, card."""
-    from pipeline.calibration.build import run, summary_line
+    from pipeline.calibration.build import PARAMS, check_set, run, summary_line
 
-    p = _params(params)
+    p, layout = _params(params)
     for name in sets or list(p.calibration.sets):
-        typer.echo(summary_line(name, _guarded(run, p, params.resolve().parent, name)))
+        _guarded(check_set, p.calibration.sets, name)
+        typer.echo(summary_line(name, _guarded(run, p.for_stage(PARAMS, name), layout, name)))
 
 
 @calib_app.command("none")
 def calib_none(params: Path = ParamsOpt) -> None:
     """Write the empty calibration set `none` (named by schemes that use no data)."""
-    from pipeline.calibration.empty import run
+    from pipeline.calibration.empty import PARAMS, run
 
-    typer.echo(f"wrote {_stage(run, params, check_files=False)}")
+    typer.echo(f"wrote {_stage(run, params, declared=PARAMS, check_files=False)}")
 
 
 @calib_app.command("inspect")
@@ -173,7 +176,7 @@ def calib_inspect(name: str, params: Path = ParamsOpt) -> None:
     """Composition (scenario × length bucket, hard share) and hash of a built set."""
     from pipeline.calibration.inspect import inspect_set
 
-    for shown in _stage(inspect_set, params, name, check_files=False):
+    for shown in _guarded(inspect_set, _params(params, check_files=False)[1], name):
         Console().print(shown)
 
 
@@ -182,7 +185,7 @@ def calib_diff(a: str, b: str, params: Path = ParamsOpt) -> None:
     """What changed between two versions of a set (names or directories)."""
     from pipeline.calibration.inspect import diff_sets
 
-    typer.echo(json.dumps(_stage(diff_sets, params, a, b, check_files=False), indent=2))
+    typer.echo(json.dumps(_guarded(diff_sets, _params(params, check_files=False)[1], a, b), indent=2))
 
 
 @calib_app.command("freeze")
@@ -191,7 +194,7 @@ def calib_freeze(name: str, params: Path = ParamsOpt,
     """Write a set's sample ids to a committed file, for `rotation.previous`."""
     from pipeline.calibration.inspect import freeze_set
 
-    typer.echo(_stage(freeze_set, params, name, out, check_files=False))
+    typer.echo(_guarded(freeze_set, _params(params, check_files=False)[1], name, out))
 
 
 @app.command()
@@ -203,10 +206,10 @@ def quantize(variant: str = typer.Argument(..., help="Variant name from params.y
                  None, min=1, help="GPUs to spread an llm-compressor run over (default: params quantize.gpus)")
              ) -> None:
     """Quantize one variant into artifacts/<variant> (manifest + SHA256SUMS, atomically)."""
-    from pipeline.quantize.stage import run
+    from pipeline.quantize.stage import PARAMS, run
 
-    p = _params(params, variant=variant)
-    m = _guarded(run, p, params.resolve().parent, variant, device=device or p.quantize.device,
+    p, layout = _params(params, variant=variant)
+    m = _guarded(run, p.for_stage(PARAMS, variant), layout, variant, device=device or p.quantize.device,
                  gpus=gpus or p.quantize.gpus)  # its times and memory: quantize.runs_dir
     typer.echo(f"{variant}: {m['format']} {m['size_bytes'] / 2**20:.2f} MB, content "
                f"{m['content_sha256'][:12]}, load check: {m['load_check'].get('text')!r}")
@@ -217,9 +220,9 @@ def reproduce(variant: str = typer.Argument(..., help="Variant name from params.
               params: Path = ParamsOpt, keep: Optional[Path] = typer.Option(
                   None, help="Keep the rebuilt artifact in this folder (default: a temporary one).")) -> None:
     """Quantize a variant again from the same inputs: exit 1 unless its bytes are the artifact's."""
-    from pipeline.quantize.reproduce import reproduce as rebuild
+    from pipeline.quantize.reproduce import reproduce as rebuild, stage
 
-    result = _stage(rebuild, params, variant=variant, keep=keep)
+    result = _stage(rebuild, params, declared=stage.PARAMS, variant=variant, keep=keep)
     _echo(result.lines())
     raise typer.Exit(0 if result.matches else 1)
 
@@ -244,12 +247,11 @@ def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml
           params: Path = ParamsOpt) -> None:
     """Serve one variant with its engine and evaluate it on the business evaluation set
     into results/<variant>/ (samples.jsonl, metrics.json, run.json, engine.log)."""
-    from pipeline.evaluate.stage import run, summary_line
+    from pipeline.evaluate.stage import PARAMS, run, summary_line
 
-    p = _params(params, variant=variant)
-    root = params.resolve().parent
-    with _failure_tracked(p, root, variant):
-        m = _guarded(run, p, root, variant)
+    p, layout = _params(params, variant=variant)
+    with _failure_tracked(p, layout, variant):
+        m = _guarded(run, p.for_stage(PARAMS, variant), layout, variant)
     typer.echo(summary_line(variant, m))
 
 
@@ -258,9 +260,9 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
           engine: Optional[str] = typer.Option(None, help="Another engine than the variant's."),
           params: Path = ParamsOpt) -> None:
     """Start a variant's engine (verified artifact) and keep it serving until Ctrl-C."""
-    from pipeline.evaluate.stage import serve as run
+    from pipeline.evaluate.stage import PARAMS, serve as run
 
-    _stage(run, params, variant=variant, engine=engine, ready=_say)
+    _stage(run, params, declared=PARAMS, variant=variant, engine=engine, ready=_say)
     console.print("stopped")
 
 
@@ -268,9 +270,9 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
 def bench(params: Path = ParamsOpt) -> None:
     """Throughput and latency of the baseline and every served variant, alternately, in one
     run (speed is only comparable as ratios taken side by side) → bench.out."""
-    from pipeline.bench.stage import run, summary_lines
+    from pipeline.bench.stage import PARAMS, run, summary_lines
 
-    _echo(summary_lines(_stage(run, params)))
+    _echo(summary_lines(_stage(run, params, declared=PARAMS)))
 
 
 @app.command()
@@ -282,9 +284,9 @@ def compare(params: Path = ParamsOpt,
     """Paired statistics of every variant against the baseline, gates, utility, Pareto front,
     calibration effect and plots → compare.out_dir/ (comparison.json, comparison.md, PNGs)."""
     from pipeline.compare.summary import summary_lines
-    from pipeline.compare.stage import run
+    from pipeline.compare.stage import PARAMS, run
 
-    _echo(summary_lines(_stage(run, params, baseline=baseline, variants=variant or None)))
+    _echo(summary_lines(_stage(run, params, declared=PARAMS, baseline=baseline, variants=variant or None)))
 
 
 @app.command()
@@ -293,9 +295,9 @@ def divergence(variant: str = typer.Argument(..., help="Variant name from params
     """Token-level KL divergence and top-1 agreement along the baseline's greedy outputs, and the
     change in the gold reference's log-likelihood, per sample and per slice (teacher-forced, exact
     in the transformers reference) → results/divergence/<variant>/."""
-    from pipeline.evaluate.divergence import run, summary_line
+    from pipeline.evaluate.divergence import PARAMS, run, summary_line
 
-    typer.echo(summary_line(variant, _stage(run, params, variant=variant)))
+    typer.echo(summary_line(variant, _stage(run, params, declared=PARAMS, variant=variant)))
 
 
 @app.command()
@@ -309,7 +311,7 @@ def plan(params: Path = ParamsOpt,
     items each gate profile's margins need; which profiles the evaluation set supports."""
     from pipeline.compare.plan import render, run
 
-    _echo(render(_stage(run, params, discordance=discordance, profiles=profile or None,
+    _echo(render(_stage(run, params, declared=None, discordance=discordance, profiles=profile or None,
                         json_out=json_out)))
 
 
@@ -318,9 +320,9 @@ def report(params: Path = ParamsOpt) -> None:
     """Redo gates, utility, plots and comparison.md from the existing comparison.json (after a
     change of gate profile or utility weights; no re-evaluation)."""
     from pipeline.compare.summary import summary_lines
-    from pipeline.compare.stage import report_only
+    from pipeline.compare.stage import PARAMS, report_only
 
-    _echo(summary_lines(_stage(report_only, params)))
+    _echo(summary_lines(_stage(report_only, params, declared=PARAMS)))
 
 
 @app.command("diff-engines")
@@ -335,21 +337,21 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
     result) and accuracy per slice — the engine as the only variable (seed 000 ch. 7)."""
     from pipeline.compare.diff_engines import run, summary_lines
 
-    p = _params(params, variant=variant)
+    p, layout = _params(params, variant=variant)
     pair = [e.strip() for e in engines.split(",") if e.strip()]
     if len(pair) != 2:
         console.print("--engines takes exactly two engine names, e.g. vllm,transformers")
         raise typer.Exit(2)
-    _echo(summary_lines(_guarded(run, p, params.resolve().parent, variant, pair, profile=profile)))
+    _echo(summary_lines(_guarded(run, p, layout, variant, pair, profile=profile)))
 
 
 @app.command()
 def handoff(params: Path = ParamsOpt) -> None:
     """Bundle every variant whose gates passed into handoff/<variant>/ (model, model card,
     comparison, manifest + SHA256SUMS); handoff/index.json lists what was left out and why."""
-    from pipeline.handoff.stage import run, summary_lines
+    from pipeline.handoff.stage import PARAMS, run, summary_lines
 
-    _echo(summary_lines(_stage(run, params)))
+    _echo(summary_lines(_stage(run, params, declared=PARAMS)))
 
 
 @app.command()
@@ -363,7 +365,7 @@ def approve(variant: str = typer.Argument(..., help="A variant of the comparison
     in the MLflow Model Registry with the alias `approved`, record it in approvals/<variant>.json."""
     from pipeline.handoff.stage import approval_line, approve as run
 
-    typer.echo(approval_line(_stage(run, params, variant, by=by, note=note, override=override,
+    typer.echo(approval_line(_stage(run, params, variant, declared=None, by=by, note=note, override=override,
                                     reason=reason)))
 
 
@@ -373,9 +375,9 @@ def track(params: Path = ParamsOpt,
                                                       "MLFLOW_TRACKING_URI.")) -> None:
     """Log every variant's evaluation (and failed ones, as FAILED) to MLflow, idempotently; if the
     server is down, results stay on disk and are marked for the next call."""
-    from pipeline.tracking.log import run, summary_line
+    from pipeline.tracking.log import PARAMS, run, summary_line
 
-    r = _stage(run, params, tracking_uri=tracking_uri)
+    r = _stage(run, params, declared=PARAMS, tracking_uri=tracking_uri)
     if r.get("pending"):
         console.print(f"[yellow]{summary_line(r)}[/yellow]")
     else:
@@ -387,7 +389,7 @@ def ui(params: Path = ParamsOpt, port: int = typer.Option(5000, help="Port on 12
     """Open the MLflow UI on the project's tracking store."""
     from pipeline.tracking.ui import serve_ui
 
-    raise typer.Exit(_stage(serve_ui, params, port, check_files=False, ready=_say))
+    raise typer.Exit(_stage(serve_ui, params, port, declared=None, check_files=False, ready=_say))
 
 
 def main() -> None:  # pragma: no cover - console entry

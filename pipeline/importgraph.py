@@ -55,6 +55,8 @@ def closure(entry: Iterable[str], root: Path, skip: frozenset[str] = frozenset()
     transitively (but the modules in `skip`), and the packages above each — the top package only
     where it is imported by name — sorted, so a hash over them is stable; docstring-only
     __init__ files are left out."""
+    if isinstance(entry, str):  # one module name, not its characters
+        raise TypeError(f"closure() takes a list of module names, not the string {entry!r}")
     graph = imports(root)
     seen, todo = set(), [m for m in entry if m not in skip]
     while todo:

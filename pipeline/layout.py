@@ -38,8 +38,16 @@ class Layout:
     def evalset(self) -> Path:
         return self.root / self.params.evaluate.evalset
 
+    @property
+    def calibration_sets(self) -> Path:
+        return self.data / "calibration"
+
     def calibration_set(self, name: str) -> Path:
-        return self.data / "calibration" / name
+        return self.calibration_sets / name
+
+    def calibration_spec(self, name: str) -> Path:
+        """A set's frozen sample ids (`qpipe calib freeze`), committed for `rotation.previous`."""
+        return self.root / "calibration" / "specs" / f"{name}.ids"
 
     @property
     def artifacts(self) -> Path:
@@ -63,6 +71,26 @@ class Layout:
         return self.results / variant
 
     @property
+    def divergence(self) -> Path:
+        return self.results / "divergence"
+
+    @property
+    def logs(self) -> Path:
+        """Engines' and failed runs' logs: outside every stage's outputs."""
+        return self.root / "logs"
+
+    def failed(self, variant: str) -> Path:
+        """A failed evaluation, kept outside results/ (which `compare` depends on)."""
+        return self.logs / "failed" / variant
+
+    def serve_log(self, variant: str) -> Path:
+        return self.logs / f"serve-{variant}.log"
+
+    @property
+    def divergence_logs(self) -> Path:
+        return self.logs / "divergence"
+
+    @property
     def bench(self) -> Path:
         return self.root / self.params.bench.out_dir
 
@@ -71,5 +99,17 @@ class Layout:
         return self.root / self.params.compare.out_dir
 
     @property
+    def comparison(self) -> Path:
+        return self.reports / "comparison.json"
+
+    @property
     def handoff(self) -> Path:
         return self.root / self.params.handoff.out_dir
+
+    @property
+    def approvals(self) -> Path:
+        return self.root / "approvals"
+
+    @property
+    def params_file(self) -> Path:
+        return self.root / "params.yaml"

@@ -12,6 +12,7 @@ whether its value is private), or under a key that names one (`api_key`, `passwo
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -34,6 +35,7 @@ _FLAG_SP = re.compile(r"(?P<flag>(?:" + "|".join(map(re.escape, SECRET_FLAGS)) +
 _BEARER = re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+)([A-Za-z0-9._~+/=-]{8,})")
 
 
+@functools.lru_cache(maxsize=4096)  # logs repeat a few keys millions of times
 def secret_key(key: str) -> bool:
     words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", str(key))]
     return bool(set(words) & _SECRET_WORDS) or any(p in _PAIRS for p in zip(words, words[1:]))

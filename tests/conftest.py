@@ -12,6 +12,16 @@ for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATAS
 REPO = Path(__file__).resolve().parents[1]
 
 
+def stage_args(params, root, declared=None, key=None) -> tuple:
+    """What a stage's `run` (and its helpers) take first, as the CLI passes them: the stage's own
+    view of `params` — `declared`, the stage module's PARAMS, for a foreach stage's `key` (None:
+    the whole params, for a command that is no DVC stage) — and the layout of the project at
+    `root`. Tests import it as `from conftest import stage_args`."""
+    from pipeline.layout import Layout
+
+    return (params if declared is None else params.for_stage(declared, key)), Layout(Path(root), params)
+
+
 def _has_cuda() -> bool:
     try:
         import torch

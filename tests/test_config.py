@@ -377,3 +377,14 @@ def test_gate_profile_must_be_known_and_custom_needs_thresholds(tmp_path, params
     assert one_problem(write(tmp_path, params)).key == "gates.custom"
     params["gates"] = {"profile": "research", "critical_slices": ["tool_call"]}
     assert "scenario=tool_call" in one_problem(write(tmp_path, params)).fix
+
+
+def test_the_divergence_reference_must_be_a_defined_baseline(tmp_path):
+    for ref, says in (("gptq_w4a16_business", "is quantized, not a baseline"),
+                      ("basline", "variant 'basline' is not defined")):
+        data = yaml.safe_load((REPO / "params.yaml").read_text())
+        data["divergence"]["reference"] = ref
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        problem = one_problem(path)
+        assert problem.key == "divergence.reference" and says in problem.message

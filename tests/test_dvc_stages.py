@@ -5,6 +5,10 @@ one DVC would not re-run the stage for when it changes; a stale one re-runs it f
 
 A quantization stage runs one backend, the one its variant names (loaded through the backend's
 entry point): the other backends' modules are not its code.
+
+Params alike: each stage module declares the params keys its dvc.yaml stage lists (`PARAMS`), and
+runs on a view of the params (`Params.for_stage`) that refuses every other key — so the stage
+tests prove that a stage reads nothing DVC would not re-run it for.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ def dvc_stages() -> list[dict]:
     with Repo(str(REPO)) as repo:
         return [{"name": s.addressing, "cmd": s.cmd.split(),
                  "deps": [str(d.def_path) for d in s.deps if not isinstance(d, ParamsDependency)],
+                 "params": [k for d in s.deps if isinstance(d, ParamsDependency) for k in d.params],
                  "outs": [str(o.def_path) for o in s.outs]}
                 for s in repo.index.stages]
 
@@ -96,6 +101,73 @@ def test_every_code_dep_is_code_the_stage_runs(stage):
     stale = [d for d in stage["deps"] if d.startswith("pipeline/")
              and not any(f == d or f.startswith(d.rstrip("/") + "/") for f in code)]
     assert stale == [], f"{stage['name']} lists code it never runs"
+
+
+def declaring_module(stage: dict):
+    """The module of the stage's command that declares its params (`PARAMS`)."""
+    import importlib
+
+    cmd = stage["cmd"]
+    commands = command_imports()
+    key = tuple(cmd[1:3]) if tuple(cmd[1:3]) in commands else tuple(cmd[1:2])
+    found = [m for m in map(importlib.import_module, sorted(commands[key])) if hasattr(m, "PARAMS")]
+    assert len(found) == 1, f"{stage['name']}: one module of `{' '.join(cmd)}` declares PARAMS, not {found}"
+    return found[0]
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=[s["name"] for s in STAGES])
+def test_every_stage_declares_the_params_dvc_yaml_lists(stage):
+    """The stage module's PARAMS, its foreach key filled in, are exactly the params keys DVC
+    resolves for the stage — the keys its view lets it read."""
+    declared = declaring_module(stage).PARAMS
+    name, _, key = stage["name"].partition("@")
+    assert declared.stage == name
+    from pipeline.config import load_params
+
+    params = load_params(REPO / "params.yaml")
+    assert sorted(declared.resolved(key or None, params)) == sorted(stage["params"]), \
+        f"{stage['name']}: the stage module's PARAMS and dvc.yaml's params differ"
+
+
+def test_a_stage_reading_an_undeclared_param_fails():
+    """The view refuses what the stage does not declare, naming the stage, the key and the fix;
+    a foreach stage sees its own entry only, and the helpers read through the same guard."""
+    from pipeline.config import load_params
+    from pipeline.evaluate.stage import PARAMS
+    from pipeline.stage_params import UndeclaredParamError
+
+    params = load_params(REPO / "params.yaml")
+    view = params.for_stage(PARAMS, "gguf_f16")
+    assert view.evaluate is params.evaluate and view.model is params.model
+    assert list(view.variants) == ["gguf_f16"] and "baseline" not in view.variants
+    assert view.engine_for("gguf_f16") == params.engine_for("gguf_f16")
+    assert view.engine_settings("gguf_f16") == params.engine_settings("gguf_f16")
+    for read in (lambda: view.compare, lambda: view.variants["baseline"], lambda: view.baseline):
+        with pytest.raises(UndeclaredParamError, match=r"stage 'evaluate@gguf_f16' .* fix: add `(compare|"
+                           r"variants\.baseline|variants)` to the `params:` of stage 'evaluate@gguf_f16' in dvc.yaml"):
+            read()
+    from pipeline.calibration import build
+    from pipeline.quantize import stage as quantize
+
+    calibration = params.for_stage(build.PARAMS, "business")
+    assert calibration.split.dedup is params.split.dedup and list(calibration.calibration.sets) == ["business"]
+    with pytest.raises(UndeclaredParamError, match="`split.salt`"):
+        calibration.split.salt  # noqa: B018
+    quant = params.for_stage(quantize.PARAMS, "baseline")
+    assert quant.engines.formats is params.engines.formats
+    with pytest.raises(UndeclaredParamError, match="`engines.vllm`"):
+        quant.engines.vllm  # noqa: B018
+
+
+def test_no_stage_reads_params_through_the_layout():
+    """The layout holds the whole params to name paths; a stage reads params only through its view."""
+    import re
+
+    found = [f"{p.relative_to(REPO)}:{n}" for p in sorted((REPO / "pipeline").rglob("*.py"))
+             if p.name != "layout.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\blayout\.params\b", line)]
+    assert found == []
 
 
 def test_a_lazy_import_of_an_undeclared_module_is_found(tmp_path):

@@ -84,11 +84,14 @@ def model_identity(model_dir: Path) -> dict:
             "files": len(files)}
 
 
-def build_manifest(root: Path, *, lineage: dict, files: list[dict] | None = None) -> dict:
+def build_manifest(root: Path, *, lineage: dict, files: list[dict] | None = None,
+                   contract=None) -> dict:
     """Hash every file under ``root`` and write ``manifest.json`` and ``SHA256SUMS`` there.
 
     ``files`` is a table already computed by ``file_table(root)`` (hashing a multi-GB artifact
-    while something else reads it); it must list exactly the files present."""
+    while something else reads it); it must list exactly the files present. ``contract`` (a
+    pipeline.contracts model: the artifact's, the handoff bundle's) types the manifest before it is
+    written; without one only the file table is checked."""
     if files is None:
         files = file_table(root)
     else:
@@ -98,6 +101,8 @@ def build_manifest(root: Path, *, lineage: dict, files: list[dict] | None = None
                              f"(missing {sorted(present - {f['path'] for f in files})[:3]})")
     manifest = {"schema": SCHEMA, **lineage, "files": files, "content_sha256": tree_sha256(files),
                 "size_bytes": sum(f["size"] for f in files)}
+    if contract is not None:
+        manifest = contract.read(manifest, root / MANIFEST).dump()  # typed before written
     (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
     (root / SUMS).write_text("".join(f"{f['sha256']}  {f['path']}\n" for f in files))
     return manifest

@@ -19,7 +19,6 @@ The transformers reference engine is left out: it measures transformers, not ser
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import time
@@ -33,10 +32,12 @@ from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.stats.paired import latency_test
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
+from pipeline.stage_params import Declared
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.bench/v2"
+PARAMS = Declared("bench", "model", "engines", "bench", "variants")
 
 
 def bench_prompts(tokenizer, n: int, length: int) -> list[list[int]]:
@@ -134,10 +135,10 @@ def schedule(names: list[str], baseline: str, rounds: int, every: int) -> list[t
     return out
 
 
-def measure(params, root: Path, name: str, prompts, logs: Path, *,
+def measure(params, layout: Layout, name: str, prompts, logs: Path, *,
             log_name: str | None = None) -> dict[str, Any]:
     cfg = params.bench
-    eng = open_engine(params, root, name, logs / f"{log_name or name}.log")
+    eng = open_engine(params, layout, name, logs / f"{log_name or name}.log")
     t0 = time.time()
     with eng, MemorySampler(eng.pids) as mem:
         ready = time.time() - t0
@@ -309,16 +310,18 @@ def weight_bytes(manifest: dict) -> int:
     return sum(f["size"] for f in weights) or manifest.get("size_bytes", 0)
 
 
-def run(params, root: Path) -> dict[str, Any]:
+def run(params, layout: Layout) -> dict[str, Any]:
+    """The `bench` stage; `params`: its own (PARAMS)."""
     from pipeline.models import load_tokenizer
 
     cfg = params.bench
     names, left_out = served_variants(params)
-    tok = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    names, twins = distinct_artifacts(params, layout, names)
+    tok = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = bench_prompts(tok, cfg.num_prompts, cfg.input_len)
     bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
     measurements: list[dict] = []
-    out_dir = root / cfg.out_dir
+    out_dir = layout.bench
     plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
     with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
         logs = dirs[out_dir.name] / "logs"
@@ -327,24 +330,52 @@ def run(params, root: Path) -> dict[str, Any]:
                 log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
                 shown.status(f"round {r + 1}: {name}")
                 started = time.time()
-                m = measure(params, root, name, prompts, logs, log_name=f"{k:02d}-{name}")
+                m = measure(params, layout, name, prompts, logs, log_name=f"{k:02d}-{name}")
                 measurements.append({"variant": name, "round": r, "position": k,
                                      "started_at": round(started, 1), **m})
                 shown.advance()
-        result = _result(params, cfg, names, left_out, measurements, bandwidth, root)
+        result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
         write_json(dirs[out_dir.name] / "bench.json", result)
     return result
 
 
-def _result(params, cfg, names, left_out, measurements, bandwidth, root: Path) -> dict[str, Any]:
-    sizes = {n: weight_bytes(json.loads((Layout(root, params).artifact(n) / "manifest.json").read_text()))
-             for n in names}
+def distinct_artifacts(params, layout: Layout, names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The variants to measure — one per distinct (artifact bytes, engine, engine settings) — and
+    each other variant's twin: the same bytes served the same way run at the same speed, so a
+    re-served baseline is not measured twice (its figures are its twin's, marked so)."""
+    import hashlib
+    import json
+
+    from pipeline.contracts import ArtifactManifest
+
+    first: dict[str, str] = {}
+    keep, twins = [], {}
+    for n in names:
+        manifest = ArtifactManifest.load(layout.artifact(n) / "manifest.json")
+        how = json.dumps([params.engine_for(n), params.engine_settings(n)], sort_keys=True, default=str)
+        key = manifest.content_sha256 + hashlib.sha256(how.encode()).hexdigest()
+        if key in first:
+            twins[n] = first[key]
+        else:
+            first[key] = n
+            keep.append(n)
+    return keep, twins
+
+
+def _result(params, cfg, names, left_out, measurements, bandwidth, layout: Layout,
+            twins: dict[str, str]) -> dict[str, Any]:
+    from pipeline.contracts import ArtifactManifest
+
+    sizes = {n: weight_bytes(ArtifactManifest.load(layout.artifact(n) / "manifest.json").dump())
+             for n in [*names, *twins]}
+    measured = ratios(measurements, params.baseline, sizes, bandwidth)
+    for twin, same in twins.items():
+        measured[twin] = {**measured[same], "measured_as": same}
     return {"schema": SCHEMA, "baseline": params.baseline, "hardware": hardware(),
             "memory_bandwidth_gbps": round(bandwidth, 2),
             "bandwidth_source": "params" if cfg.memory_bandwidth_gbps else "measured (copy)",
             "weight_bytes": sizes, "config": cfg.model_dump(mode="json"), "left_out": left_out,
-            "measurements": measurements,
-            "ratios": ratios(measurements, params.baseline, sizes, bandwidth)}
+            "twins": twins, "measurements": measurements, "ratios": measured}
 
 
 def summary_lines(r: dict[str, Any]) -> list[str]:
@@ -352,5 +383,7 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
     every variant left out and why."""
     lines = [f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
              f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}"
+             + (f" — the same bytes served alike as {x['measured_as']}: measured once"
+                if x.get("measured_as") else "")
              for name, x in r["ratios"].items()]
     return lines + [f"{name}: {why}" for name, why in r["left_out"].items()]

@@ -34,9 +34,16 @@ from pipeline.calibration.dedup import DedupKeys, dedup_keys_of, near_duplicate_
 from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
 from pipeline.calibration.split import dedup_text, length_bucket, prompt_text
+from pipeline.stage_params import Declared
+from pipeline.contracts import CalibrationCard
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
+from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
+
+PARAMS = Declared("calibration", "calibration.length_buckets", "calibration.sets.${key}", "split.dedup",
+                  "split.pii", "split.out_dir", "split.workers", "data.general_corpus", "model.path",
+                  "model.trust_remote_code")
 
 
 class CalibrationError(ValueError):
@@ -167,17 +174,24 @@ def _rotation_keep(cs, root: Path, pool_ids: set[str]) -> list[str]:
     return sorted(previous, key=lambda i: rank(cs.seed, i))[:n_keep]
 
 
-def run(params, root: Path, set_name: str) -> dict:
-    from pipeline.models import load_tokenizer
-
-    sets = params.calibration.sets
+def check_set(sets, set_name: str) -> None:
+    """A set params.yaml defines (`sets`: calibration.sets), or a CalibrationError naming them."""
     if set_name not in sets:
         from pipeline.names import did_you_mean
         raise CalibrationError(f"unknown calibration set {set_name!r} {did_you_mean(set_name, sets)} "
                                f"Available: {', '.join(sets)}")
+
+
+def run(params, layout: Layout, set_name: str) -> dict:
+    """The `calibration@<set>` stage; `params`: its own (PARAMS, for `set_name`)."""
+    from pipeline.models import load_tokenizer
+
+    root = layout.root
+    sets = params.calibration.sets
+    check_set(sets, set_name)
     cs, edges = sets[set_name], list(params.calibration.length_buckets)
-    data_dir = root / params.split.out_dir
-    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    data_dir = layout.data
+    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     counters: Counter[str] = Counter()
     n_general = cs.num_samples if cs.source == "general" else round(cs.general_ratio * cs.num_samples)
     plans, where, paths = [], {}, {}
@@ -228,7 +242,7 @@ def run(params, root: Path, set_name: str) -> dict:
     if n_general:
         card["general_pii"] = {"enabled": scrubber.enabled,
                                "replacements": dict(sorted(general_counts.items()))}
-    with atomic_dirs(data_dir / "calibration", [set_name]) as staged:
+    with atomic_dirs(layout.calibration_sets, [set_name]) as staged:
         d = staged[set_name]
         public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in selected]
         with (d / "samples.jsonl").open("w", encoding="utf-8") as fh:
@@ -238,6 +252,7 @@ def run(params, root: Path, set_name: str) -> dict:
         (d / "imatrix.txt").write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
         # every file a quantizer reads, by hash: the quantize stage checks them before use
         card["files_sha256"] = {n: file_sha256(d / n) for n in CONSUMED}
+        card = CalibrationCard.model_validate(card).dump()  # the contract, with its schema id
         write_json(d / "card.json", card)
         (d / "card.md").write_text(card_markdown(card), encoding="utf-8")
     log.info("calibration set %s: %d samples, sha256 %s", set_name, len(public), card["content_sha256"][:12])

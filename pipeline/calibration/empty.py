@@ -10,18 +10,23 @@ import json
 from pathlib import Path
 
 from pipeline.config import NO_CALIBRATION
+from pipeline.contracts import CalibrationCard
+from pipeline.stage_params import Declared
 from pipeline.io import atomic_dirs
+from pipeline.layout import Layout
+
+PARAMS = Declared("calibration_none")  # its path comes from the layout; it reads no params
 
 
 def write_empty_set(parent: Path) -> Path:
     with atomic_dirs(parent, [NO_CALIBRATION]) as staged:
-        card = {"name": NO_CALIBRATION, "samples": 0, "content_sha256": None,
-                "note": "no calibration data: the scheme does not use any"}
+        card = CalibrationCard(name=NO_CALIBRATION, samples=0, content_sha256=None,
+                               note="no calibration data: the scheme does not use any").dump()
         (staged[NO_CALIBRATION] / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     return parent / NO_CALIBRATION
 
 
-def run(params, root: Path) -> Path:
+def run(params, layout: Layout) -> Path:
     """The `calibration_none` stage: the empty set beside the built ones, under
-    <split.out_dir>/calibration/ of the project at `root`."""
-    return write_empty_set(root / params.split.out_dir / "calibration")
+    <split.out_dir>/calibration/ (`params`: its own, none)."""
+    return write_empty_set(layout.calibration_sets)

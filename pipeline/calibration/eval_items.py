@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pipeline.calibration.dedup import DedupKeys
+from pipeline.contracts import EvalItem
 from pipeline.io import jsonl_line
 
 
@@ -60,7 +61,8 @@ def eval_entries(recs: list[dict], tokenizer, edges: list[int]) -> list[tuple[st
             out.append((None, ()))
             continue
         item = eval_item(rec, *prompts[i], n_tokens[i], edges)
-        out.append((jsonl_line(item), tuple(f"{k}={v}" for k, v in item["slices"].items())))
+        line = jsonl_line(EvalItem.model_validate(item).line())  # the contract, typed
+        out.append((line, tuple(f"{k}={v}" for k, v in item["slices"].items())))
     return out
 
 

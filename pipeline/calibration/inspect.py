@@ -70,28 +70,25 @@ def freeze(d: Path, out: Path) -> int:
     return len(ids)
 
 
-def _data_dir(params, root: Path) -> Path:
-    return root / params.split.out_dir
-
-
-def inspect_set(params, root: Path, ref: str) -> list:
+def inspect_set(layout, ref: str) -> list:
     """What `qpipe calib inspect` shows of a set (by name or path): its composition table, each
-    shortfall against its quotas, and its overlap with the evaluation set."""
-    card, table = inspect_table(set_dir(_data_dir(params, root), ref))
+    shortfall against its quotas, and its overlap with the evaluation set. `layout`: the
+    project's pipeline.layout.Layout."""
+    card, table = inspect_table(set_dir(layout.data, ref))
     shortfalls = [f"[yellow]shortfall ({src}):[/yellow] {s}"
                   for src, short in card["shortfalls"].items() for s in short]
     return [table, *shortfalls, f"overlap with eval set: {card['overlap_with_evalset']}"]
 
 
-def diff_sets(params, root: Path, a: str, b: str) -> dict:
+def diff_sets(layout, a: str, b: str) -> dict:
     """`diff` of two sets named or given by path, resolved against the project's data folder."""
-    data = _data_dir(params, root)
+    data = layout.data
     return diff(set_dir(data, a), set_dir(data, b))
 
 
-def freeze_set(params, root: Path, ref: str, out: Path | None = None) -> str:
+def freeze_set(layout, ref: str, out: Path | None = None) -> str:
     """Freeze a set's ids into `out` (default calibration/specs/<set>.ids, committed, for
     `rotation.previous`); the line that says how many and where."""
-    target = out or root / "calibration" / "specs" / f"{ref}.ids"
-    n = freeze(set_dir(_data_dir(params, root), ref), target)
+    target = out or layout.calibration_spec(ref)
+    n = freeze(set_dir(layout.data, ref), target)
     return f"froze {n} ids of {ref} into {target}"

@@ -34,13 +34,19 @@ from pipeline.calibration.pool_assignment import PoolAssigner
 from pipeline.calibration.pseudonyms import id_key, pseudonym
 from pipeline.calibration.scrub_jobs import SPECIALS_KEY, ScrubJob, complete_all, scrub_all
 from pipeline.calibration.side_records import kept_records
+from pipeline.stage_params import Declared
+from pipeline.contracts import ITEM_SCHEMA, EvalsetCard
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
+from pipeline.layout import Layout
 from pipeline.models import special_strings
 
 # Names other modules and the tests take from here.
 __all__ = ["dedup_text", "id_key", "length_bucket", "prompt_text", "pseudonym", "run"]
 
 log = logging.getLogger(__name__)
+
+PARAMS = Declared("split", "data", "split", "model.path", "model.trust_remote_code",
+                  "calibration.length_buckets")
 
 
 def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
@@ -154,11 +160,12 @@ class _EvalPool:
             self.out.write(entry.item_line)
 
 
-def run(params, root: Path) -> dict:
+def run(params, layout: Layout) -> dict:
+    """The `split` stage; `params`: its own (PARAMS)."""
     from pipeline.models import load_tokenizer
 
-    out = root / params.split.out_dir
-    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
+    root, out = layout.root, layout.data
+    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     edges = list(params.calibration.length_buckets)
     report: dict = {"params": {"data": params.data.model_dump(mode="json"),
                                "split": params.split.model_dump(mode="json", exclude={"workers"})}}
@@ -204,9 +211,10 @@ def _write_summary(params, staged: dict[str, Path], report: dict, counts: Counte
     report["split"] = dict(sorted(counts.items()))
     if sum(counts.values()) != report["ingest"]["kept"]:  # every kept record is accounted for
         raise RuntimeError(f"split lost records: kept {report['ingest']['kept']}, accounted {dict(counts)}")
-    eval_card = {"content_sha256": file_sha256(staged["evalset"] / "evalset.jsonl"),
-                 "samples": counts["eval"], "slices": dict(sorted(composition.items())),
-                 "length_buckets": edges, "tokenizer": str(params.model.path)}
+    eval_card = EvalsetCard(content_sha256=file_sha256(staged["evalset"] / "evalset.jsonl"),
+                            samples=counts["eval"], slices=dict(sorted(composition.items())),
+                            length_buckets=edges, tokenizer=str(params.model.path),
+                            items=ITEM_SCHEMA).dump()
     (staged["evalset"] / "card.json").write_text(json.dumps(eval_card, indent=2) + "\n")
     report["evalset_sha256"] = eval_card["content_sha256"]
     report["calibration_pool_sha256"] = file_sha256(staged["pools"] / "calibration.jsonl")

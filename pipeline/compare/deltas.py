@@ -21,11 +21,12 @@ from pipeline.evaluate import divergence
 
 from pipeline.stats import noninferiority as ni
 from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
+from pipeline.contracts import Comparison, Metrics
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.comparison/v1"
+SCHEMA = Comparison.SCHEMA
 
 
 class CompareError(QpipeError, ValueError):
@@ -37,7 +38,7 @@ def load_results(results: Path, name: str) -> tuple[dict, list[dict]]:
     if not (d / "metrics.json").is_file():
         raise CompareError(f"{d}: no metrics.json — variant {name!r} was not evaluated (or its "
                            f"evaluation failed) — fix: `dvc repro evaluate@{name}`")
-    metrics = json.loads((d / "metrics.json").read_text())
+    metrics = Metrics.load(d / "metrics.json").dump()  # an old or foreign file: ContractError
     records = [json.loads(line) for line in (d / "samples.jsonl").read_text().splitlines() if line]
     return metrics, records
 
@@ -226,10 +227,12 @@ def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, 
             "samples_sha256": file_sha256(d / "samples.jsonl")}
 
 
-def run(params, root: Path, *, baseline: str | None = None,
+def run(params, layout, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
+    """The paired statistics of the `compare` stage (`params`: its own, compare.stage.PARAMS;
+    `layout`: a pipeline.layout.Layout)."""
     cfg = params.compare
-    results = root / params.evaluate.out_dir
+    results = layout.results
     baseline = baseline or params.baseline
     names = [n for n in (variants or params.variants) if n != baseline]
     base_m, base_r = load_results(results, baseline)
@@ -276,12 +279,13 @@ def run(params, root: Path, *, baseline: str | None = None,
         if v.get("served") and floor and floor.get("measured"):
             d = v["disagreement"]
             v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
-    bench = root / params.bench.out_dir / "bench.json"
+    bench = layout.bench / "bench.json"
     if bench.is_file():
         out["bench"] = json.loads(bench.read_text()).get("ratios")
-    dest = root / cfg.out_dir
+    dest = layout.reports
     dest.mkdir(parents=True, exist_ok=True)
     tmp = dest / ".comparison.json.tmp"
+    out = Comparison.read(out, dest / "comparison.json").dump()
     write_json(tmp, out)
     tmp.replace(dest / "comparison.json")
     return out

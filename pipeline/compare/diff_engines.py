@@ -7,7 +7,6 @@ engines with every other variable fixed; the engine is the only difference.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate import detectors
@@ -17,7 +16,7 @@ from pipeline.stats.paired import paired_accuracy
 from pipeline.io import atomic_dirs, write_json
 
 
-def run(params, root: Path, variant: str, engines: list[str], *,
+def run(params, layout, variant: str, engines: list[str], *,
         profile: str | None = None) -> dict[str, Any]:
     """Serve `variant`'s artifact on both engines, one after the other; pair their records and
     judge the difference by seed 000 §7.5's tier (`profile`, default gates.profile)."""
@@ -27,13 +26,13 @@ def run(params, root: Path, variant: str, engines: list[str], *,
     if profile not in ENGINE_DIFF_TIERS:  # before minutes of serving
         engine_diff_verdict(profile, {}, {})
     a, b = engines
-    parent = root / params.compare.out_dir / "diff-engines"
+    parent = layout.reports / "diff-engines"
     name = f"{variant}.{a}-vs-{b}"
     with atomic_dirs(parent, [name]) as dirs:
         out = dirs[name]
         for engine in engines:
             (out / engine).mkdir()
-            evaluate(params, root, variant, out / engine, engine=engine)
+            evaluate(params, layout, variant, out / engine, engine=engine)
         ma, ra = load_results(out, a)
         mb, rb = load_results(out, b)
         check_pairable({**ma, "engine": {"name": "-", "version": "-"}},

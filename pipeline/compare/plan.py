@@ -30,14 +30,14 @@ class PlanError(QpipeError, ValueError):
     pass
 
 
-def _items(params, root: Path) -> tuple[list[dict], str]:
+def _items(params, layout) -> tuple[list[dict], str]:
     """(id, slices, score?) per evaluation item: the baseline's results when present (they carry
     scores), else the evaluation set itself."""
-    results = root / params.evaluate.out_dir / params.baseline / "samples.jsonl"
+    results = layout.result(params.baseline) / "samples.jsonl"
     if results.is_file():
         rows = [json.loads(x) for x in results.read_text().splitlines() if x]
         return [{"id": r["id"], "slices": r["slices"], "score": r["score"]} for r in rows], str(results)
-    evalset = root / params.evaluate.evalset / "evalset.jsonl"
+    evalset = layout.evalset / "evalset.jsonl"
     if not evalset.is_file():
         raise PlanError(f"neither {results} nor {evalset} exists — fix: `dvc repro split` (the "
                         "evaluation set), then plan again")
@@ -73,15 +73,17 @@ def agreement_items(discordance: float, limit: float, *, alpha: float, target: f
     return hi
 
 
-def assumed_discordance(params, root: Path, given: float | None,
+def assumed_discordance(params, layout, given: float | None,
                         comparison: dict | None = None) -> tuple[float, str]:
     if given is not None:
         return given, "given on the command line"
     cfg = params.compare
-    floor = root / cfg.out_dir / "comparison.json"
+    floor = layout.comparison
     measured = []
     if comparison is None and floor.is_file():
-        comparison = json.loads(floor.read_text())
+        from pipeline.contracts import Comparison
+
+        comparison = Comparison.load(floor).dump()
     if comparison is not None:
         measured = [f["results_changed_share"] for f in (comparison.get("noise_floor") or {}).values()
                     if f.get("measured")]
@@ -90,18 +92,18 @@ def assumed_discordance(params, root: Path, given: float | None,
     return cfg.plan_discordance, "compare.plan_discordance"
 
 
-def plan(params, root: Path, *, discordance: float | None = None,
+def plan(params, layout, *, discordance: float | None = None,
          profiles: list[str] | None = None, comparison: dict | None = None,
          records: list[dict] | None = None) -> dict[str, Any]:
     """The plan (see the module docstring); `records` (per-sample results) replace the ones the
-    params point at."""
+    params point at. `layout`: a pipeline.layout.Layout."""
     from pipeline.compare.gates import PROFILES, thresholds
 
-    items, source = (_items(params, root) if records is None else
+    items, source = (_items(params, layout) if records is None else
                      ([{"id": r["id"], "slices": r["slices"], "score": r.get("score")} for r in records],
                       "the records given"))
     cfg, gates = params.compare, params.gates
-    disc, why = assumed_discordance(params, root, discordance, comparison)
+    disc, why = assumed_discordance(params, layout, discordance, comparison)
     chosen = profiles or list(PROFILES)
     margins = {p: (thresholds(gates) if p == "custom" else PROFILES[p]) for p in chosen}
     groups: dict[str, list[dict]] = {"overall": items}
@@ -183,12 +185,12 @@ def render(p: dict[str, Any]) -> list[str]:
     return out
 
 
-def run(params, root: Path, *, discordance: float | None = None,
+def run(params, layout, *, discordance: float | None = None,
         profiles: list[str] | None = None, json_out: Path | None = None) -> dict[str, Any]:
     """`qpipe plan`: the plan, also written to `json_out` when given (for scripts and CI)."""
     from pipeline.io import write_json
 
-    p = plan(params, root, discordance=discordance, profiles=profiles)
+    p = plan(params, layout, discordance=discordance, profiles=profiles)
     if json_out:
         write_json(json_out, p)
     return p

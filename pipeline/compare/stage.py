@@ -7,21 +7,23 @@ gate profile or utility weights need no re-evaluation).
 
 from __future__ import annotations
 
-import json
 import logging
-from pathlib import Path
 from typing import Any
 
 from pipeline.compare import deltas
 from pipeline.compare import plan
 from pipeline.compare.deltas import CompareError, load_results, slice_table
+from pipeline.contracts import Comparison
 from pipeline.io import write_json
 from pipeline.compare import gates
 from pipeline.compare import markdown
 from pipeline.compare import plots
+from pipeline.layout import Layout
+from pipeline.stage_params import Declared
 
 log = logging.getLogger(__name__)
 PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png"}
+PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir")
 
 
 def calibration_pairs(params) -> list[tuple[str, str]]:
@@ -38,11 +40,11 @@ def calibration_pairs(params) -> list[tuple[str, str]]:
     return out
 
 
-def calibration_effect(params, root: Path) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def calibration_effect(params, layout: Layout) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Same recipe, business vs general calibration: their paired difference on the business
     evaluation set, overall and per slice — whatever it shows. Returns the effects and the
     pairs that could not be compared, each with why (never dropped silently)."""
-    results = root / params.evaluate.out_dir
+    results = layout.results
     effects, skipped = [], []
     for a, b in calibration_pairs(params):
         try:
@@ -69,7 +71,7 @@ def calibration_effect(params, root: Path) -> tuple[list[dict[str, Any]], list[d
     return effects, skipped
 
 
-def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
+def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     bench = comparison.get("bench")
     roles = reference_roles(params)
     for name, v in comparison["variants"].items():
@@ -86,9 +88,9 @@ def enrich(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     comparison["pareto_optimal"] = plots.pareto(points) if points else []
     comparison["gate_profile"] = params.gates.profile
     comparison["calibration_effect"], comparison["calibration_effect_skipped"] = \
-        calibration_effect(params, root)
+        calibration_effect(params, layout)
     comparison["plots"] = dict(PLOTS)
-    comparison["plan"] = plan.plan(params, root, comparison=comparison)
+    comparison["plan"] = plan.plan(params, layout, comparison=comparison)
     return comparison
 
 
@@ -117,8 +119,8 @@ def tradeoff_points(comparison: dict[str, Any]) -> dict[str, tuple[float, float,
     return points
 
 
-def write(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
-    out = root / params.compare.out_dir
+def write(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
+    out = layout.reports
     out.mkdir(parents=True, exist_ok=True)
     points = tradeoff_points(comparison)
     # Both plots are always written (they are the stage's declared outputs): without figures
@@ -134,19 +136,21 @@ def write(params, root: Path, comparison: dict[str, Any]) -> dict[str, Any]:
     tmp.write_text(markdown.render(comparison), encoding="utf-8")
     tmp.replace(out / "comparison.md")
     tmp = out / ".comparison.json.tmp"
-    write_json(tmp, comparison)
+    write_json(tmp, Comparison.read(comparison, out / "comparison.json").dump())
     tmp.replace(out / "comparison.json")
     return comparison
 
 
-def run(params, root: Path, *, baseline: str | None = None,
+def run(params, layout: Layout, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
-    comparison = deltas.run(params, root, baseline=baseline, variants=variants)
-    return write(params, root, enrich(params, root, comparison))
+    """The `compare` stage; `params`: its own (PARAMS)."""
+    comparison = deltas.run(params, layout, baseline=baseline, variants=variants)
+    return write(params, layout, enrich(params, layout, comparison))
 
 
-def report_only(params, root: Path) -> dict[str, Any]:
-    path = root / params.compare.out_dir / "comparison.json"
+def report_only(params, layout: Layout) -> dict[str, Any]:
+    """`qpipe report`: the compare stage's outputs again (`params`: its own, PARAMS)."""
+    path = layout.comparison
     if not path.is_file():
         raise CompareError(f"{path} does not exist — fix: `dvc repro compare` (or `qpipe compare`)")
-    return write(params, root, enrich(params, root, json.loads(path.read_text())))
+    return write(params, layout, enrich(params, layout, Comparison.load(path).dump()))

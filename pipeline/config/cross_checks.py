@@ -64,6 +64,15 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
                                f"({_mapping(variants[name]).get('scheme')}), not an unquantized baseline",
                                "name a variant of the unquantized model in that engine's format "
                                "(bf16 / fp16; gguf_f16 for llama.cpp)"))
+    reference = _mapping(data.get("divergence")).get("reference", "baseline")
+    if not any(s in BASELINE_SCHEMES for s in schemes):
+        pass  # no baseline at all: said above
+    elif reference not in variants:
+        issues.append((("divergence", "reference"), f"variant '{reference}' is not defined",
+                       known(str(reference), variants, "Defined")))
+    elif _mapping(variants[reference]).get("scheme") not in BASELINE_SCHEMES:
+        issues.append((("divergence", "reference"), f"'{reference}' is quantized, not a baseline",
+                       "name the unquantized baseline variant (scheme bf16 or fp16)"))
     issues += _handoff_dir_issues(data)
     issues += _remote_code_issues(data)
     issues += _variant_name_issues(data)

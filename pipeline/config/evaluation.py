@@ -33,6 +33,9 @@ class DivergenceConfig(_Section):
     """divergence@<variant>: teacher-forced signals against the baseline, and the
     long-generation probe (a few prompts generated to the context limit, EOS ignored)."""
 
+    # The variant every other is measured against: its weights and its greedy outputs (an
+    # unquantized baseline; named here so dvc.yaml can name its files and params).
+    reference: str = "baseline"
     long_prompts: int = Field(2, ge=0)      # 0: no long-generation probe
     long_max_len: PositiveInt | None = None  # default: the model's context length
     # The same signals from the serving engine where it returns prompt log-probabilities (vLLM),

@@ -16,10 +16,12 @@ from pipeline.config.model_data import CalibrationConfig, DataConfig, ModelConfi
 from pipeline.config.problems import _fail
 from pipeline.config.serving import EnginesConfig
 from pipeline.config.variants import QuantizeConfig, Variant
+from pipeline.stage_params import ParamsHelpers
 
 
-class Params(_Section):
-    """The whole of params.yaml."""
+class Params(_Section, ParamsHelpers):
+    """The whole of params.yaml; its helpers (engine_for, engine_settings, baseline) are the ones
+    a stage's view (:meth:`for_stage`) has too."""
 
     model: ModelConfig
     # The embedded demo's own section: validated by demo/config.py, never read by the pipeline.
@@ -39,24 +41,12 @@ class Params(_Section):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     handoff: HandoffConfig = Field(default_factory=HandoffConfig)
 
-    def engine_for(self, name: str) -> str:
-        """The engine serving a variant: its own `engine:`, else the format table's."""
-        v = self.variants[name]
-        return v.engine or self.engines.formats.get(v.format, "none")
+    def for_stage(self, declared, key: str | None = None):
+        """A stage's view of these params: only the keys its dvc.yaml stage declares (`declared`,
+        the stage module's PARAMS; `key`, a foreach stage's key) can be read through it."""
+        from pipeline.stage_params import StageParams
 
-    def engine_settings(self, name: str) -> dict[str, Any]:
-        engine = self.engine_for(name)
-        section = getattr(self.engines, engine, None)
-        base = section.model_dump() if section is not None else {}
-        merged = base | dict(self.variants[name].engine_options)
-        if engine == "transformers":  # one switch: model.trust_remote_code, never an option
-            merged["trust_remote_code"] = self.model.trust_remote_code
-        return merged
-
-    @property
-    def baseline(self) -> str:
-        """Name of the first baseline variant (the one every other is compared with)."""
-        return next(name for name, v in self.variants.items() if v.is_baseline)
+        return StageParams(declared, self, key)
 
     @model_validator(mode="after")
     def _cross_sections(self) -> Params:

@@ -54,6 +54,10 @@ class LlamaCppEngine(ServerEngine):
                 # The KV-cache dtype is a controlled variable: stated, never left to defaults.
                 "-ctk", str(s.get("kv_cache_dtype", "f16")),
                 "-ctv", str(s.get("kv_cache_dtype", "f16")),
+                # No host-memory prompt cache: requests never reuse a prompt (cache_prompt is
+                # off), yet the cache kept every prompt and logged its whole state per request —
+                # 143 MB of log over 1,501 requests, and time spent on it. Outputs are the same.
+                "--cache-ram", "0",
                 # Verbosity 4 prints system_info and the weight buffers (the kernel evidence).
                 "-lv", "4",
                 *[str(a) for a in s.get("extra_args", [])]]

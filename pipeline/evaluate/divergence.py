@@ -35,12 +35,17 @@ from typing import Any
 import numpy as np
 
 from pipeline import progress
+from pipeline.stage_params import Declared
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.divergence/v1"
+# the variant and the reference (divergence.reference); `engines`: both are served with their
+# settings for the engine-side signals
+PARAMS = Declared("divergence", "model", "engines", "evaluate.evalset", "divergence", "variants.${key}",
+                  "variants.${divergence.reference}")
 # Formats whose quantized weights transformers reproduces exactly: a checkpoint, compressed-
 # tensors (decompressed), GGUF (dequantized by gguf-py). Others are recorded as not measured.
 LOADABLE = ("hf", "compressed-tensors", "gguf")
@@ -76,8 +81,12 @@ def _logprobs(model, ids: list[int]):
 
 def item_signals(base, variant, prompt: list[int], output: list[int], reference: list[int]) -> dict:
     """One item: KL and top-1 agreement along the baseline's output, and the change in the gold
-    reference's log-likelihood per token."""
+    reference's log-likelihood per token. ``variant=None`` means byte-identical weights: the
+    signals are exactly what the passes would give (0, full agreement), without running them."""
     out: dict[str, Any] = {"tokens": len(output)}
+    if variant is None:  # the very same weights: every signal is exactly zero (or full agreement)
+        return out | ({"kl": [0.0] * len(output), "top1_agree": len(output)} if output else {}) \
+            | ({"ref_tokens": len(reference), "ref_loglik_delta": 0.0} if reference else {})
     if output:
         seq = prompt + output
         lb, lv = _logprobs(base, seq), _logprobs(variant, seq)
@@ -88,7 +97,8 @@ def item_signals(base, variant, prompt: list[int], output: list[int], reference:
         out["top1_agree"] = int((pb.argmax(-1) == pv.argmax(-1)).sum())
     if reference:
         seq = prompt + reference
-        lb, lv = _logprobs(base, seq), _logprobs(variant, seq)
+        if reference != output:  # a greedy output equal to the gold answer reuses its passes
+            lb, lv = _logprobs(base, seq), _logprobs(variant, seq)
         pos = np.arange(len(prompt) - 1, len(seq) - 1)
         tgt = reference
         ll_b = float(lb[pos, tgt].sum())
@@ -173,16 +183,16 @@ def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[st
     return out
 
 
-def run(params, root: Path, name: str) -> dict[str, Any]:
+def run(params, layout: Layout, name: str) -> dict[str, Any]:
     """results/divergence/<variant>/: samples.jsonl (per item) and metrics.json (overall and per
-    slice)."""
+    slice); `params`: the stage's own (PARAMS)."""
     from pipeline.artifacts.manifest import require_verified
     from pipeline.evaluate.harness import load_evalset, render
     from pipeline.models import load_tokenizer
 
-    baseline = params.baseline
-    dest = root / params.evaluate.out_dir / "divergence"
-    base_records = root / params.evaluate.out_dir / baseline / "samples.jsonl"
+    baseline = params.divergence.reference
+    dest = layout.divergence
+    base_records = layout.result(baseline) / "samples.jsonl"
     if not base_records.is_file():
         raise DivergenceError(f"{base_records} does not exist — the baseline's greedy outputs are "
                               f"the teacher-forcing path — fix: `dvc repro evaluate@{baseline}`")
@@ -190,23 +200,24 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
     result: dict[str, Any] = {"schema": SCHEMA, "variant": name, "reference": baseline,
                               "method": "transformers reference, float32, full vocabulary (exact); "
                                         "quantized weights as transformers loads them"}
-    base_dir, var_dir = Layout(root, params).artifact(baseline), Layout(root, params).artifact(name)
-    require_verified(base_dir)  # the bytes measured are the bytes that ship, or nothing
-    manifest = require_verified(var_dir)
+    base_dir, var_dir = layout.artifact(baseline), layout.artifact(name)
+    manifest = require_verified(var_dir)  # the bytes measured are the bytes that ship, or nothing
     fmt = params.variants[name].format
     if fmt not in LOADABLE:
         result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
                                              f"without its own library (measured: {', '.join(LOADABLE)})"}
         return _write(dest, name, result, [])
+    same = manifest["content_sha256"] == require_verified(base_dir)["content_sha256"]
     try:
-        base, variant = load_reference(base_dir), load_reference(var_dir)
+        base = load_reference(base_dir)
+        variant = base if same else load_reference(var_dir)
     except (OSError, ValueError, RuntimeError, ImportError) as err:
         result |= {"measured": False, "why": f"transformers cannot load this artifact here: "
                                              f"{str(err).splitlines()[0][:300]}"}
         log.warning("divergence %s: not measured (%s)", name, result["why"])
         return _write(dest, name, result, [])
-    tokenizer = load_tokenizer(root / params.model.path, trust_remote_code=params.model.trust_remote_code)
-    evalset = load_evalset(root / params.evaluate.evalset)
+    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
+    evalset = load_evalset(layout.evalset)
     outputs = {r["id"]: r["output"] for r in
                (json.loads(x) for x in base_records.read_text().splitlines() if x)}
     # The items the baseline was evaluated on (all of them, or its evaluate.limit first ones).
@@ -221,15 +232,19 @@ def run(params, root: Path, name: str) -> dict[str, Any]:
             out_ids = tokenizer.encode(outputs[item.id], add_special_tokens=False)
             ref_ids = tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else []
             rows.append({"id": item.id, "slices": item.slices,
-                         **item_signals(base, variant, prompt, out_ids, ref_ids)})
+                         **item_signals(base, None if same else variant, prompt, out_ids, ref_ids)})
             shown.advance()
     cfg = params.divergence
-    result["engine"] = engine_measure(params, root, name, prompts,
+    result["engine"] = engine_measure(params, layout, name, prompts,
                                       outputs_ids(tokenizer, items, outputs), rows) \
         if cfg.engine_top_k else None
     max_len = cfg.long_max_len or int(getattr(base.config, "max_position_embeddings", 0) or 2048)
     shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), items[i].id))
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
+    if same:
+        result["method"] += (f"; the weights are byte-identical to {baseline}'s (content "
+                             f"{manifest['content_sha256'][:12]}): token signals are exact zeros "
+                             "without the passes")
     result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
                "evalset_sha256": evalset.sha256 if len(items) == len(evalset.items)
                else f"{evalset.sha256}[:{len(items)}]", "overall": summarize(rows), "slices": {},
@@ -246,7 +261,7 @@ def outputs_ids(tokenizer, items, outputs: dict[str, str]) -> list[list[int]]:
     return [tokenizer.encode(outputs[i.id], add_special_tokens=False) for i in items]
 
 
-def engine_measure(params, root: Path, name: str, prompts, outs,
+def engine_measure(params, layout: Layout, name: str, prompts, outs,
                    rows: list[dict]) -> dict[str, Any]:
     """The signals from the serving engine itself (pipeline.evaluate.engine_divergence), when
     both the baseline and the variant are served by an engine that returns prompt
@@ -255,19 +270,19 @@ def engine_measure(params, root: Path, name: str, prompts, outs,
     from pipeline.evaluate.stage import open_engine
 
     k = params.divergence.engine_top_k
-    engines = {params.engine_for(params.baseline), params.engine_for(name)}
+    engines = {params.engine_for(params.divergence.reference), params.engine_for(name)}
     if not engines <= set(ed.ENGINES):
         return {"measured": False, "why": f"served by {', '.join(sorted(engines))}: only "
                                           f"{', '.join(ed.ENGINES)} returns prompt log-probabilities"}
     seqs = list(zip(prompts, outs))
-    logs = root / "logs" / "divergence"  # the engines' logs, outside the stage's outputs
+    logs = layout.divergence_logs  # the engines' logs, outside the stage's outputs
     logs.mkdir(parents=True, exist_ok=True)
     got = {}
-    for who in (params.baseline, name):
-        with open_engine(params, root, who, logs / f"{name}-{who}.log") as eng:
+    for who in (params.divergence.reference, name):
+        with open_engine(params, layout, who, logs / f"{name}-{who}.log") as eng:
             got[who] = ed.along(eng, seqs, k)
             version = eng.info().version
-    for row, b, v in zip(rows, got[params.baseline], got[name]):
+    for row, b, v in zip(rows, got[params.divergence.reference], got[name]):
         row.update(ed.item_signals(b, v, k))
     method = " ".join(ed.__doc__.split(chr(10) * 2)[2].split())  # the stated approximation
     out = {"measured": True, "engine": f"vllm {version}", "method": method,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.contracts import ContractError, EvalItem as ItemRecord, EvalsetCard
+from pipeline.contracts.contract import describe
 from pipeline.importgraph import closure
 from pipeline.engines.base import Completion, Engine
 from pipeline.errors import QpipeError
@@ -30,7 +31,7 @@ def harness_version() -> str:
     imports (prompting, scoring, detectors, engines, the lm-eval bridge), found from the imports
     themselves — the same set dvc.yaml lists as evaluate's code deps."""
     h = hashlib.sha256()
-    for path in closure("pipeline.evaluate.stage", PACKAGE):
+    for path in closure(["pipeline.evaluate.stage"], PACKAGE):
         h.update(path.relative_to(PACKAGE.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -61,13 +62,13 @@ def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
     if not card_path.is_file() or not data.is_file():
         raise EvalSetError(f"{path}: no evaluation set (card.json + evalset.jsonl) — fix: "
                            "`dvc repro split`")
-    card = json.loads(card_path.read_text())
+    card = EvalsetCard.load(card_path)  # an older card (no schema id) or a foreign one: ContractError
     raw = data.read_bytes()
     # The identity recorded with every result is the hash of the bytes read here, not a claim.
     digest = hashlib.sha256(raw).hexdigest()
-    if card.get("content_sha256") != digest:
+    if card.content_sha256 != digest:
         raise EvalSetError(f"{data}: its SHA256 {digest[:12]}… is not the {card_path.name}'s "
-                           f"{str(card.get('content_sha256'))[:12]}… — the file changed after the split "
+                           f"{card.content_sha256[:12]}… — the file changed after the split "
                            "wrote it; fix: `dvc repro split` (or `dvc checkout data`)")
     items = []
     # split on "\n" only: a record's text may hold U+2028 and the like, which str.splitlines
@@ -76,13 +77,12 @@ def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
         if not line.strip():
             continue
         try:
-            r = json.loads(line)
-            items.append(EvalItem(r["id"], r["conversation_id"], r["messages"],
-                                  r.get("reference") or "", r.get("rubric") or {},
-                                  dict(r.get("slices") or {})))
-        except (ValueError, KeyError) as err:
-            raise EvalSetError(f"{data}:{n}: bad evaluation record ({err!r}) — the split "
-                               "stage writes this file; rebuild it with `dvc repro split`") from err
+            r = ItemRecord.model_validate_json(line)  # the card's item schema
+            items.append(EvalItem(r.id, r.conversation_id, r.messages, r.reference or "",
+                                  r.rubric or {}, dict(r.slices)))
+        except ValueError as err:
+            raise ContractError(f"{data}:{n}", f"not a {card.items} record ({describe(err)})",
+                                EvalsetCard.fix()) from None
     if limit:
         items = items[:limit]
     sha = digest if not limit else f"{digest}[:{limit}]"

@@ -21,34 +21,34 @@ import numpy as np
 
 from pipeline import progress
 from pipeline.artifacts.manifest import require_verified
+from pipeline.contracts import Metrics
 from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
 from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harness_version,
                                        load_evalset, render, run_prompts)
 from pipeline.evaluate.scorers import is_valid_json, score
+from pipeline.stage_params import Declared
 from pipeline.io import atomic_dirs, jsonl_line, write_json
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.results/v1"
+SCHEMA = Metrics.SCHEMA  # run.json carries the same id
+
+PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}")
 
 
-def artifact_dir(params, root: Path, name: str) -> Path:
-    return Layout(root, params).artifact(name)
-
-
-def open_engine(params, root: Path, name: str, log_path: Path, *,
+def open_engine(params, layout: Layout, name: str, log_path: Path, *,
                 engine: str | None = None, artifact: Path | None = None) -> Engine:
     """The (unstarted) engine for a variant: verified artifact, settings from params."""
     engine = engine or params.engine_for(name)
-    art = artifact or artifact_dir(params, root, name)
+    art = artifact or layout.artifact(name)
     # Nothing is served from files that do not match their manifest; the hash recorded with the
     # results is the one recomputed from the bytes served.
     manifest = require_verified(art)
     settings = params.engine_settings(name) if engine == params.engine_for(name) else \
         getattr(params.engines, engine).model_dump() | dict(params.variants[name].engine_options)
     eng = get_engine(engine)(art, settings, log_path=log_path,
-                             tokenizer_dir=root / params.model.path,
+                             tokenizer_dir=layout.model,
                              url=params.variants[name].url)
     eng.verified_manifest = manifest
     return eng
@@ -140,18 +140,17 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
     return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
 
 
-def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = None,
+def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None = None,
              artifact: Path | None = None) -> dict[str, Any]:
     """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
     engine.log). Returns the metrics."""
     from pipeline.models import load_tokenizer
 
     ev = params.evaluate
-    evalset = load_evalset(root / ev.evalset, limit=ev.limit)
-    tokenizer = load_tokenizer(root / params.model.path,
-                               trust_remote_code=params.model.trust_remote_code)
+    evalset = load_evalset(layout.evalset, limit=ev.limit)
+    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = render(tokenizer, evalset.items)
-    eng = open_engine(params, root, name, out / "engine.log", engine=engine, artifact=artifact)
+    eng = open_engine(params, layout, name, out / "engine.log", engine=engine, artifact=artifact)
     started = time.time()
     with eng, MemorySampler(eng.pids) as mem:
         t_ready = time.time() - started
@@ -173,8 +172,8 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
         if ev.lm_eval.tasks:
             from pipeline.evaluate import lmeval
 
-            harness_results = lmeval.run(eng, ev.lm_eval, evalset, tokenizer, root / params.model.path,
-                                         root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
+            harness_results = lmeval.run(eng, ev.lm_eval, evalset, tokenizer, layout.model,
+                                         layout.root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
         info = eng.info()
         gpu = gpu_memory()
     records = score_records(evalset, prompts, completions, ngram=ev.repetition_ngram)
@@ -191,6 +190,7 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                "size_bytes": manifest.get("size_bytes")}
     if harness_results is not None:
         metrics["lm_eval"] = harness_results
+    metrics = Metrics.read(metrics, out / "metrics.json").dump()  # the contract, typed
     run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
@@ -198,7 +198,7 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
-           "artifact": {"path": _relative(eng.artifact, root), "content_sha256": manifest.get("content_sha256"),
+           "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.get("content_sha256"),
                         "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
     with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
         fh.writelines(jsonl_line(r) for r in records)
@@ -208,30 +208,31 @@ def evaluate(params, root: Path, name: str, out: Path, *, engine: str | None = N
 
 
 def not_served(params, name: str, out: Path) -> dict[str, Any]:
-    metrics = {"schema": SCHEMA, "variant": name, "served": False,
-               "reason": f"not served here: {params.variants[name].reason}"}
+    metrics = Metrics(variant=name, served=False,
+                      reason=f"not served here: {params.variants[name].reason}").dump()
     write_json(out / "run.json", metrics)
     write_json(out / "metrics.json", metrics)
     (out / "samples.jsonl").write_text("")
     return metrics
 
 
-def run(params, root: Path, name: str) -> dict[str, Any]:
-    """Evaluate one variant into <evaluate.out_dir>/<name>, atomically.
+def run(params, layout: Layout, name: str) -> dict[str, Any]:
+    """Evaluate one variant into <evaluate.out_dir>/<name>, atomically; `params`: the stage's own
+    (PARAMS, for `name`).
 
     Any failure — the engine missing, dying at start or mid-run, Ctrl-C, SIGTERM, a bug — leaves
     no results for the variant (no stale metrics.json from an earlier run either) and keeps what
     the attempt wrote, its engine log and the error under logs/failed/<name>/, where tracking
     finds it and logs the run as FAILED."""
-    results = root / params.evaluate.out_dir
-    failed = root / "logs" / "failed" / name  # outside results/, which `compare` depends on
+    results = layout.results
+    failed = layout.failed(name)  # outside results/, which `compare` depends on
     shutil.rmtree(failed, ignore_errors=True)
     try:
         with atomic_dirs(results, [name]) as dirs:
             if params.engine_for(name) == "none":
                 return not_served(params, name, dirs[name])
             try:
-                return evaluate(params, root, name, dirs[name])
+                return evaluate(params, layout, name, dirs[name])
             except BaseException as err:
                 # Keep the engine's log where a person can read it; the results stay absent.
                 shutil.copytree(dirs[name], failed, dirs_exist_ok=True)
@@ -255,15 +256,15 @@ def summary_line(name: str, metrics: dict[str, Any]) -> str:
             f"{'' if sp['serving_engine'] else ' (reference engine)'}")
 
 
-def serve(params, root: Path, name: str, *, engine: str | None = None,
+def serve(params, layout: Layout, name: str, *, engine: str | None = None,
           ready: Callable[[str], None] = log.info) -> None:
     """`qpipe serve`: start a variant's engine on its verified artifact and keep it serving until
     Ctrl-C (or SIGTERM, which the CLI turns into one), then stop it. `ready` gets the line that
     says where it serves; the engine log is logs/serve-<variant>.log. An engine that dies while
     serving raises its EngineError with the log's tail."""
-    log_path = root / "logs" / f"serve-{name}.log"
+    log_path = layout.serve_log(name)
     try:
-        with open_engine(params, root, name, log_path, engine=engine) as eng:
+        with open_engine(params, layout, name, log_path, engine=engine) as eng:
             where = getattr(eng, "base_url", "in process")
             ready(f"{name} served by {eng.name} at {where} (log: {log_path}); Ctrl-C stops it")
             while True:

@@ -15,7 +15,6 @@ with `sha256sum -c SHA256SUMS` (or `qpipe verify handoff/<variant>`).
 
 from __future__ import annotations
 
-import json
 import shutil
 import tarfile
 from pathlib import Path
@@ -23,11 +22,12 @@ from typing import Any
 
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.artifacts.runrecord import read_run_record
+from pipeline.contracts import BundleIndex, CalibrationCard, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
 
-SCHEMA = "qpipe.handoff/v1"
+SCHEMA = BundleIndex.SCHEMA
 
 
 def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
@@ -124,24 +124,24 @@ class BundleError(QpipeError, RuntimeError):
     pass
 
 
-def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
+def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: Path,
           *, chain: dict[str, Any], tarball: bool = False) -> dict[str, Any]:
     """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
     custody names (pipeline.handoff.custody.check); returns its manifest."""
-    art = Layout(root, params).artifact(variant)
+    art = layout.artifact(variant)
     manifest = require_verified(art)  # a bundle is never made from files that do not verify
     if manifest["content_sha256"] != chain["artifact_sha256"]:
         raise BundleError(f"{art} changed since its chain of custody was checked — nothing written")
     entry = comparison["variants"][variant]
-    results = root / params.evaluate.out_dir / variant
-    metrics = json.loads((results / "metrics.json").read_text())
+    results = layout.result(variant)
+    metrics = Metrics.load(results / "metrics.json").dump()
     calib, card_dir = None, None
     if (manifest.get("calibration") or {}).get("name"):
-        card_dir = root / params.split.out_dir / "calibration" / manifest["calibration"]["name"]
+        card_dir = layout.calibration_set(manifest["calibration"]["name"])
         card = card_dir / "card.json"
-        calib = json.loads(card.read_text()) if card.is_file() else manifest["calibration"]
+        calib = CalibrationCard.load(card).dump() if card.is_file() else manifest["calibration"]
     engine = params.engine_for(variant)
-    run_path = Layout(root, params).quantize_run(variant)
+    run_path = layout.quantize_run(variant)
     run = read_run_record(run_path)
     if run and run.get("artifact_content_sha256") != manifest["content_sha256"]:
         run = {}  # the record of a run that made other bytes: not this artifact's provenance
@@ -156,7 +156,7 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
         if file_sha256(out / "metrics.json") != chain["evaluation"]["metrics_sha256"]:
             raise BundleError(f"{results / 'metrics.json'} is not the one the comparison read — "
                               "nothing written; fix: `dvc repro compare`")
-        reports = root / params.compare.out_dir
+        reports = layout.reports
         # the report with the plots it shows
         for name in ("comparison.md", "tradeoff.png", "slices.png"):
             if (reports / name).is_file():
@@ -180,7 +180,7 @@ def build(params, root: Path, variant: str, comparison: dict, dest_parent: Path,
             "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
             "engine": engine, "serve": serve, "chain": chain,
             "pii_scrubbing": params.split.pii.enabled,
-            "trust_remote_code": bool(manifest.get("trust_remote_code"))})
+            "trust_remote_code": bool(manifest.get("trust_remote_code"))}, contract=BundleIndex)
     if tarball:
         with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
             tar.add(dest_parent / variant, arcname=variant)

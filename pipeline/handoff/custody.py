@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts.manifest import MANIFEST, Mismatch, VerificationError, require_verified, verify
+from pipeline.contracts import BundleIndex, ContractError, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
@@ -28,7 +29,7 @@ class CustodyError(QpipeError, RuntimeError):
     pass
 
 
-def check(params, root: Path, variant: str, comparison: dict[str, Any],
+def check(params, layout: Layout, variant: str, comparison: dict[str, Any],
           comparison_path: Path) -> tuple[dict[str, Any], list[str]]:
     """The chain for `variant` as it stands on disk, and every link that does not hold.
 
@@ -36,8 +37,8 @@ def check(params, root: Path, variant: str, comparison: dict[str, Any],
     override can ship files that do not verify)."""
     entry = comparison["variants"][variant]
     rec = entry.get("custody") or {}
-    results = root / params.evaluate.out_dir / variant
-    manifest = require_verified(Layout(root, params).artifact(variant))  # recomputes every file's hash
+    results = layout.result(variant)
+    manifest = require_verified(layout.artifact(variant))  # recomputes every file's hash
     on_disk = manifest["content_sha256"]
     problems: list[str] = []
     if comparison.get("baseline") != params.baseline:
@@ -60,7 +61,7 @@ def check(params, root: Path, variant: str, comparison: dict[str, Any],
                 problems.append(f"{path} changed after the comparison read it — fix: `dvc repro compare`")
         metrics = results / "metrics.json"
         if metrics.is_file():
-            evaluated = json.loads(metrics.read_text()).get("artifact_sha256")
+            evaluated = Metrics.load(metrics).artifact_sha256
             if evaluated != rec.get("artifact_sha256"):
                 problems.append(f"{metrics} records artifact {str(evaluated)[:16]}…, the comparison "
                                 f"{str(rec.get('artifact_sha256'))[:16]}… — fix: `dvc repro`")
@@ -86,10 +87,14 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     if out:
         return out
     m = json.loads((bundle / MANIFEST).read_text())
-    chain = m.get("chain")
-    if not chain:
+    if not m.get("chain"):
         return [Mismatch(MANIFEST, "no chain of custody (a bundle from an older version): "
                                    "rebuild it with `dvc repro handoff`")]
+    try:
+        m = BundleIndex.read(m, bundle / MANIFEST).dump()
+    except ContractError as err:
+        return [Mismatch(MANIFEST, f"{err.problem} — fix: {err.fix}")]
+    chain = m["chain"]
     try:
         model = require_verified(bundle / "model")
     except VerificationError as err:
@@ -101,7 +106,7 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     metrics = bundle / "metrics.json"
     if not metrics.is_file() or file_sha256(metrics) != chain["evaluation"].get("metrics_sha256"):
         out.append(Mismatch("metrics.json", "not the evaluation results the comparison read"))
-    elif json.loads(metrics.read_text()).get("artifact_sha256") != art:
+    elif Metrics.load(metrics).artifact_sha256 != art:
         out.append(Mismatch("metrics.json", "records another artifact than the bundle's model"))
     evaluation = json.loads((bundle / "evaluation.json").read_text()) \
         if (bundle / "evaluation.json").is_file() else {}

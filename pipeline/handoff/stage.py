@@ -10,10 +10,18 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pipeline.contracts import BundleIndex, Comparison, ContractError
 from pipeline.handoff import bundle
 from pipeline.handoff import custody
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
+from pipeline.layout import Layout
+from pipeline.stage_params import Declared
+
+# Beside the paths: the configured baseline and each variant's engine (variants, engines: the
+# bundle's serve command), and the PII switch its model card states.
+PARAMS = Declared("handoff", "handoff", "evaluate.out_dir", "compare.out_dir", "quantize.out_dir",
+                  "quantize.runs_dir", "variants", "engines", "split.pii.enabled")
 
 
 class ApprovalError(QpipeError, ValueError):
@@ -23,15 +31,11 @@ class ApprovalError(QpipeError, ValueError):
 BUNDLE_SCHEMA = bundle.SCHEMA
 
 
-def _comparison_path(params, root: Path) -> Path:
-    return root / params.compare.out_dir / "comparison.json"
-
-
-def _comparison(params, root: Path) -> dict[str, Any]:
-    path = _comparison_path(params, root)
+def _comparison(layout: Layout) -> dict[str, Any]:
+    path = layout.comparison
     if not path.is_file():
         raise ApprovalError(f"{path} does not exist — fix: `dvc repro compare`")
-    return json.loads(path.read_text())
+    return Comparison.load(path).dump()  # an old or foreign file: ContractError, with the fix
 
 
 def _made_here(d: Path) -> bool:
@@ -43,11 +47,11 @@ def _made_here(d: Path) -> bool:
         return False
 
 
-def run(params, root: Path) -> dict[str, Any]:
+def run(params, layout: Layout) -> dict[str, Any]:
     """handoff/<variant>/ for every variant that passed its gates; handoff/index.json says which
-    were left out and why."""
-    comparison = _comparison(params, root)
-    dest = root / params.handoff.out_dir
+    were left out and why. `params`: the stage's own (PARAMS)."""
+    comparison = _comparison(layout)
+    dest = layout.handoff
     dest.mkdir(parents=True, exist_ok=True)
     index: dict[str, Any] = {"gate_profile": comparison.get("gate_profile"), "bundles": {},
                              "left_out": {}}
@@ -65,14 +69,13 @@ def run(params, root: Path) -> dict[str, Any]:
     # Every chain is checked before anything is written: one broken link stops the stage.
     chains, broken = {}, []
     for name in candidates:
-        chains[name], problems = custody.check(params, root, name, comparison,
-                                               _comparison_path(params, root))
+        chains[name], problems = custody.check(params, layout, name, comparison, layout.comparison)
         broken += [f"{name}: {p}" for p in problems]
     if broken:
         raise custody.CustodyError("handoff refused — what is on disk is not what was evaluated:\n  "
                                    + "\n  ".join(broken) + "\nnothing was written")
     for name in candidates:
-        m = bundle.build(params, root, name, comparison, dest, chain=chains[name],
+        m = bundle.build(params, layout, name, comparison, dest, chain=chains[name],
                          tarball=params.handoff.tarball)
         index["bundles"][name] = {"content_sha256": m["content_sha256"], "path": f"{dest.name}/{name}"}
     for stale in dest.iterdir():  # bundles of variants that no longer pass — bundles only
@@ -100,13 +103,17 @@ def _stale(bundle_dir: Path, entry: dict, chain: dict) -> bool:
     path = bundle_dir / "manifest.json"
     if not path.is_file():
         return True
-    made = json.loads(path.read_text())
+    try:
+        made = BundleIndex.load(path).dump()
+    except ContractError:
+        return True  # a bundle of an older version (or none): made again
     return made.get("gate") != entry.get("gate") or made.get("chain") != chain
 
 
-def approve(params, root: Path, variant: str, *, by: str, note: str | None = None,
+def approve(params, layout: Layout, variant: str, *, by: str, note: str | None = None,
             override: bool = False, reason: str | None = None) -> dict[str, Any]:
-    comparison = _comparison(params, root)
+    """`qpipe approve` (no DVC stage: `params` are the whole params)."""
+    comparison = _comparison(layout)
     v = comparison["variants"].get(variant)
     if v is None:
         raise ApprovalError(f"variant {variant!r} is not in the comparison "
@@ -125,19 +132,19 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
                             "\"…\"` (recorded as an override)")
     if override and not reason:
         raise ApprovalError("--override needs --reason \"why this variant ships despite its gates\"")
-    chain, broken = custody.check(params, root, variant, comparison, _comparison_path(params, root))
+    chain, broken = custody.check(params, layout, variant, comparison, layout.comparison)
     if broken and not override:
         raise ApprovalError(f"{variant}: what is on disk is not what was evaluated — nothing was "
                             "approved:\n  - " + "\n  - ".join(broken) + "\nfix: as each line says; "
                             "or approve with `--override --reason \"…\"` (recorded as an override)")
-    dest = root / params.handoff.out_dir
+    dest = layout.handoff
     if _stale(dest / variant, v, chain):
-        bundle.build(params, root, variant, comparison, dest, chain=chain,
+        bundle.build(params, layout, variant, comparison, dest, chain=chain,
                      tarball=params.handoff.tarball)
     problems = custody.verify_bundle(dest / variant)  # what is registered is exactly what verifies
     if problems:
         raise ApprovalError(f"{dest / variant} does not verify: " + "; ".join(map(str, problems)))
-    manifest = json.loads((dest / variant / "manifest.json").read_text())
+    manifest = BundleIndex.load(dest / variant / "manifest.json").dump()
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
             "qpipe.gate_passed": str(gate["passed"]).lower(),
             "qpipe.gate_verdict": gate.get("verdict", "pass" if gate["passed"] else "fail"),
@@ -153,22 +160,23 @@ def approve(params, root: Path, variant: str, *, by: str, note: str | None = Non
             "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
             "qpipe.evalset_sha256": manifest["evalset_sha256"]}
     from pipeline import tracking
+    from pipeline.tracking.log import PARAMS as TRACK
 
     # The registry version hangs off the variant's run: make sure the evaluation is logged
-    # (idempotent: nothing is logged twice).
-    logged = tracking.run(params, root)
+    # (idempotent: nothing is logged twice), as the `track` stage does.
+    logged = tracking.run(params.for_stage(TRACK), layout)
     if logged.get("pending"):
         raise ApprovalError(f"the tracking server is unavailable ({logged.get('reason')}); nothing "
                             "was registered — fix: start it (or check MLFLOW_TRACKING_URI), then "
                             "approve again")
-    registered = tracking.register(params, root, variant, dest / variant, tags)
+    registered = tracking.register(params, layout.root, variant, dest / variant, tags)
     record = {"variant": variant, "approved_by": by, "note": note,
               "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "override": bool(override and (not gate["passed"] or broken)), "reason": reason,
               "custody": chain, "custody_overridden": broken,
               "gate": gate, "bundle": f"{dest.name}/{variant}",
               "bundle_sha256": manifest["content_sha256"], "registry": registered}
-    approvals = root / "approvals"
+    approvals = layout.approvals
     approvals.mkdir(exist_ok=True)
     write_json(approvals / f"{variant}.json", record)
     return record

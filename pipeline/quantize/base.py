@@ -109,8 +109,10 @@ class Backend(ABC):
         import pyarrow.parquet as pq
 
         texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
-        card = json.loads((req.calibration_dir / "card.json").read_text())
-        return texts, card.get("params", {}).get("set", {}).get("max_seq_len")
+        from pipeline.contracts import CalibrationCard
+
+        card = CalibrationCard.load(req.calibration_dir / "card.json")
+        return texts, (card.params or {}).get("set", {}).get("max_seq_len")
 
 
 def get_backend(name: str) -> Backend:

@@ -203,7 +203,8 @@ class LlmCompressorBackend(Backend):
         ds = _dataset(req.calibration_dir, req.scheme, tokenizer, max_len)
         n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=req.variant, recipe=req.recipe)
         model.save_pretrained(req.out_dir, save_compressed=True)
-        tokenizer.save_pretrained(req.out_dir)
+        # A fresh load: the one oneshot used carries its runtime truncation/padding state.
+        load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code).save_pretrained(req.out_dir)
         return QuantizeResult(
             format="compressed-tensors", tool_versions=_versions(llmc),
             details={"calibration_samples": n, "max_seq_length": max_len if n else None,
@@ -266,10 +267,12 @@ def shared_memory_problem(model_dir: Path, shm_total: int | None = None) -> str 
 def _max_len(calibration_dir: Path | None, options: dict) -> int:
     """The token limit: the variant's option, else the calibration set's own (its samples are
     already cut to it), else 512."""
-    card = None
+    from pipeline.contracts import CalibrationCard
+
+    params = None
     if calibration_dir is not None and (calibration_dir / "card.json").is_file():
-        card = json.loads((calibration_dir / "card.json").read_text())
-    from_card = (card or {}).get("params", {}).get("set", {}).get("max_seq_len")
+        params = CalibrationCard.load(calibration_dir / "card.json").params
+    from_card = (params or {}).get("set", {}).get("max_seq_len")
     return int(options.get("max_seq_length") or from_card or 512)
 
 
@@ -297,8 +300,10 @@ def _dataset(calibration_dir: Path | None, scheme: str, tokenizer, max_len: int,
 def _oneshot(llmc, model, tokenizer, ds, max_len: int, *, variant: str, recipe) -> int:
     """llm-compressor's oneshot with the recipe as written; the number of samples it saw."""
     n = 0 if ds is None else len(ds)
+    # The calibration order as the set lists it (llm-compressor shuffles it by default): the
+    # same set gives the same Hessians and so the same bytes.
     kwargs = {} if ds is None else dict(dataset=ds, num_calibration_samples=n,
-                                        max_seq_length=max_len)
+                                        max_seq_length=max_len, shuffle_calibration_samples=False)
     try:
         llmc.oneshot(model=model, recipe=str(recipe), processor=tokenizer, **kwargs)
     except Exception as err:  # surface which variant and recipe failed, keep the cause
@@ -357,8 +362,8 @@ def _process_main(request: dict, result_path: Path) -> None:
         gathered: list = [None] * world
         dist.all_gather_object(gathered, {"samples": n, "peak_gpu_bytes": peak,
                                           "device": str(torch.cuda.current_device()) if cuda else "cpu"})
-        if rank == 0:
-            tokenizer.save_pretrained(out)
+        if rank == 0:  # a fresh load, as in the single-process path
+            load_tokenizer(model_dir, trust_remote_code=request["trust_remote_code"]).save_pretrained(out)
             write_result(result_path, {
                 "tool_versions": _versions(llmc),
                 "details": {"calibration_samples": sum(g["samples"] for g in gathered),

@@ -70,9 +70,10 @@ def compare_files(recorded: list[dict], rebuilt: list[dict]) -> list[str]:
     return out
 
 
-def reproduce(params, root: Path, name: str, *, keep: Path | None = None) -> Reproduction:
-    """On the device and GPUs params.yaml names (quantize.device, quantize.gpus)."""
-    art = Layout(root, params).artifact(name)
+def reproduce(params, layout: Layout, name: str, *, keep: Path | None = None) -> Reproduction:
+    """On the device and GPUs params.yaml names (quantize.device, quantize.gpus); `params`: the
+    quantize stage's own (stage.PARAMS, for `name`)."""
+    art = layout.artifact(name)
     problems = verify(art)
     if problems:
         raise ReproduceError(f"{art} does not verify ({'; '.join(map(str, problems[:3]))}) — "
@@ -84,7 +85,7 @@ def reproduce(params, root: Path, name: str, *, keep: Path | None = None) -> Rep
         keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"qpipe-reproduce-{name}-") as tmp:
         parent = keep if keep is not None else Path(tmp)
-        rebuilt = stage.run(params, root, name, device=params.quantize.device,
+        rebuilt = stage.run(params, layout, name, device=params.quantize.device,
                             gpus=params.quantize.gpus, out_parent=parent)
         rebuilt_bytes = (parent / name / MANIFEST).read_bytes()
     return Reproduction(name, recorded["content_sha256"], rebuilt["content_sha256"],

@@ -14,7 +14,6 @@ same bytes make the same artifact — `qpipe reproduce <variant>` checks that th
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import resource
@@ -28,12 +27,17 @@ import yaml
 from pipeline import __version__
 from pipeline.artifacts.manifest import build_manifest, file_table, model_identity
 from pipeline.config import SCHEMES
+from pipeline.contracts import ArtifactManifest, CalibrationCard
 from pipeline.io import atomic_dirs, file_sha256
 from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
 from pipeline.artifacts.runrecord import run_context, run_log, split_run_facts, write_run_record
+from pipeline.stage_params import Declared
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
+
+# the manifest records the engine serving the variant: its own `engine:`, else engines.formats'
+PARAMS = Declared("quantize", "model", "quantize", "variants.${key}", "engines.formats")
 
 
 def load_check(out_dir: Path, fmt: str, *, msgs: list[dict[str, str]], model_dir: Path,
@@ -165,8 +169,7 @@ def _gpu_name(device: str) -> str | None:
 def calibration_files(calib: Path) -> dict[str, str]:
     """The SHA256 of every calibration file a quantizer reads, recomputed; refused when they are
     not the files the calibration card recorded at build time."""
-    card = json.loads((calib / "card.json").read_text())
-    recorded = card.get("files_sha256") or {}
+    recorded = CalibrationCard.load(calib / "card.json").files_sha256 or {}
     now = {n: file_sha256(calib / n) for n in recorded or ("samples.jsonl",) if (calib / n).is_file()}
     changed = sorted(n for n, sha in recorded.items() if now.get(n) != sha)
     if changed:
@@ -176,17 +179,17 @@ def calibration_files(calib: Path) -> dict[str, str]:
     return now
 
 
-def request_for(params, root: Path, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
+def request_for(params, layout: Layout, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
     v = params.variants[name]
     calib = None
     if v.needs_calibration:
-        calib = root / params.split.out_dir / "calibration" / v.calibration
+        calib = layout.calibration_set(v.calibration)
         if not (calib / "card.json").is_file():
             raise BackendError(f"variant {name!r}: calibration set {v.calibration!r} is not built "
                                f"({calib}/card.json missing) — fix: `dvc repro calibration@{v.calibration}`")
         calibration_files(calib)  # the files a quantizer reads are the ones the set was built with
-    return QuantizeRequest(variant=name, scheme=v.scheme, model_dir=root / params.model.path,
-                           out_dir=Path(), recipe=root / v.recipe if v.recipe else None,
+    return QuantizeRequest(variant=name, scheme=v.scheme, model_dir=layout.model,
+                           out_dir=Path(), recipe=layout.root / v.recipe if v.recipe else None,
                            calibration_dir=calib,
                            options={"gguf_pre_tokenizer": params.model.gguf_pre_tokenizer} | dict(v.options),
                            dtype=params.model.dtype,
@@ -215,10 +218,11 @@ def resolve_gpus(gpus: int, used: str, backend: str) -> tuple[int, list[str]]:
     return gpus, []
 
 
-def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
+def run(params, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1,
         out_parent: Path | None = None) -> dict:
     """Quantize variant ``name`` into ``<quantize.out_dir>/<name>`` (or ``out_parent/<name>``:
-    `qpipe reproduce` rebuilds there) and write its run record beside, not inside, it."""
+    `qpipe reproduce` rebuilds there) and write its run record beside, not inside, it.
+    `params`: the stage's own (PARAMS, for `name`)."""
     v = params.variants[name]
     backend = get_backend(v.backend)
     if gpus > 1 and device.startswith("cuda:"):
@@ -227,13 +231,12 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
                            "CUDA_VISIBLE_DEVICES")
     used = resolve_device(device)
     processes, gpu_notes = resolve_gpus(gpus, used, v.backend)
-    layout = Layout(root, params)
     record_path, log_path = layout.quantize_run(name), layout.quantize_log(name)
     if out_parent is not None:  # a rebuild keeps its record and log beside its own artifact
         record_path, log_path = out_parent / f"{name}.run.json", out_parent / f"{name}.log"
     # The backends run on the first visible GPU (the only one, after resolve_device for cuda:N);
     # several processes take the first `processes` visible GPUs, one each.
-    req = request_for(params, root, name, "cpu" if used == "cpu" else "cuda:0", processes)
+    req = request_for(params, layout, name, "cpu" if used == "cpu" else "cuda:0", processes)
     problems = backend.check(req)
     if problems:  # before any model is loaded
         raise BackendError(f"variant {name!r} cannot be quantized:\n  - " + "\n  - ".join(problems))
@@ -267,7 +270,7 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
                                                 model_dir=req.model_dir, device=req.device)
         details, backend_facts = split_run_facts(result.details)
         check, check_facts = split_run_facts(check)
-        calib_card = json.loads((req.calibration_dir / "card.json").read_text()) if req.calibration_dir else None
+        calib_card = CalibrationCard.load(req.calibration_dir / "card.json") if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         resolved = yaml.safe_load(req.recipe.read_text()) if req.recipe is not None else None
         # the group size the recipe actually sets (a config_groups entry, the tool's own
@@ -282,8 +285,8 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
             "recipe": None if req.recipe is None else {
                 "path": str(v.recipe), "sha256": file_sha256(req.recipe), "resolved": resolved},
             "calibration": None if calib_card is None else {
-                "name": v.calibration, "content_sha256": calib_card["content_sha256"],
-                "samples": calib_card["samples"],
+                "name": v.calibration, "content_sha256": calib_card.content_sha256,
+                "samples": calib_card.samples,
                 # the bytes the quantizer read (recomputed after it ran: unchanged, or refused)
                 "files_sha256": calibration_files(req.calibration_dir)},
             "options": dict(v.options),
@@ -294,14 +297,15 @@ def run(params, root: Path, name: str, *, device: str = "cpu", gpus: int = 1,
                              "gpu": _gpu_name(used), **details},
             "load_check": check, "notes": gpu_notes + result.notes,
         }
-        manifest = build_manifest(req.out_dir, lineage=lineage, files=files.result())
+        manifest = build_manifest(req.out_dir, lineage=lineage, files=files.result(),
+                                  contract=ArtifactManifest)
     write_run_record(record_path, {
         "variant": name, "status": "ok", "artifact_content_sha256": manifest["content_sha256"],
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(wall, 3), "peak_rss_bytes": peak_rss, "peak_gpu_bytes": peak_gpu,
         "backend": backend_facts, "load_check": check_facts, "log": log_path.name,
-        **run_context(root, __version__)})
+        **run_context(layout.root, __version__)})
     log.info("artifact %s: %s, %.1f MB, %.1f s", name, result.format,
              manifest["size_bytes"] / 2**20, wall)
     return manifest

@@ -7,7 +7,7 @@ becomes a FAILED run. When the tracking server does not answer, nothing is lost:
 writes `<compare.out_dir>/tracking-pending.json` and returns; the next successful call logs
 everything and removes the marker.
 
->>> summary = run(params, Path("."))                        # doctest: +SKIP
+>>> summary = run(params.for_stage(PARAMS), Layout(Path("."), params))  # doctest: +SKIP
 >>> summary["logged"], summary["pending"]                   # doctest: +SKIP
 (['baseline', 'gptq_w4a16_business', …], False)
 """
@@ -19,6 +19,7 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,28 +30,36 @@ from mlflow.entities import Dataset as DatasetEntity
 from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunStatus, RunTag
 from mlflow.exceptions import MlflowException
 
+from pipeline.layout import Layout
+from pipeline.stage_params import Declared
 from pipeline.tracking import project
 from pipeline.tracking.project import Execution, VariantRecord
 from pipeline.tracking.store import (client, experiment, experiment_name, redact, resolve_uri,
                                      unreachable)
 
 log = logging.getLogger(__name__)
+# Beside the paths: the experiment is named after model.name (unless tracking names one); every
+# variant's run records its engine (engines.formats), the baseline and the PII switch.
+PARAMS = Declared("track", "tracking", "quantize.out_dir", "quantize.runs_dir", "evaluate.out_dir",
+                  "compare.out_dir", "model.name", "variants", "engines.formats", "split.pii.enabled")
 # Errors that mean "the store is not there or not usable now", as opposed to a bug: these make
 # the call pending instead of failing the stage.
 STORE_ERRORS = (MlflowException, requests.RequestException, sqlalchemy.exc.SQLAlchemyError, OSError)
 DIGEST_CHARS = 36  # MLflow stores at most 36 characters of a dataset digest
 
 
-def run(params, root: Path, *, tracking_uri: str | None = None) -> dict[str, Any]:
-    """Log what `dvc repro` left in results/, artifacts/, logs/failed/ and reports/.
+def run(params, layout: Layout, *, tracking_uri: str | None = None) -> dict[str, Any]:
+    """Log what `dvc repro` left in results/, artifacts/, logs/failed/ and reports/; `params`:
+    the `track` stage's own (PARAMS).
 
     Returns {experiment, parent_run_id, runs: {variant: run_id}, logged, skipped, failed,
     pending, tracking_uri}: each variant is either `logged` (a run made now) or `skipped`
     (already logged, or not evaluated yet); `failed` names the variants whose evaluation failed.
     """
-    root = Path(root).resolve()
+    layout = replace(layout, root=Path(layout.root).resolve())
+    root = layout.root
     uri = resolve_uri(params, root, tracking_uri)
-    execution = project.load_execution(params, root)
+    execution = project.load_execution(params, layout)
     summary: dict[str, Any] = {"experiment": experiment_name(params), "parent_run_id": None,
                                "runs": {}, "logged": [], "skipped": [],
                                "failed": [v.name for v in execution.variants if v.status == "failed"],
@@ -58,25 +67,25 @@ def run(params, root: Path, *, tracking_uri: str | None = None) -> dict[str, Any
     why = unreachable(uri)
     if why is None:
         try:
-            _log_execution(params, root, client(uri), uri, execution, summary)
+            _log_execution(params, layout, client(uri), uri, execution, summary)
         except STORE_ERRORS as err:
             why = f"{type(err).__name__}: {err}"
     if why is not None:
-        return _pending(params, root, uri, execution, why, summary)
-    (marker_path(params, root)).unlink(missing_ok=True)
+        return _pending(layout, uri, execution, why, summary)
+    (marker_path(layout)).unlink(missing_ok=True)
     return summary
 
 
 # ── pending marker ────────────────────────────────────────────────────────────────────────
 
 
-def marker_path(params, root: Path) -> Path:
-    return root / params.compare.out_dir / project.PENDING_MARKER
+def marker_path(layout: Layout) -> Path:
+    return layout.reports / project.PENDING_MARKER
 
 
-def _pending(params, root: Path, uri: str, execution: Execution, why: str,
+def _pending(layout: Layout, uri: str, execution: Execution, why: str,
              summary: dict) -> dict[str, Any]:
-    path = marker_path(params, root)
+    path = marker_path(layout)
     since = _read_since(path)
     marker = {"schema": "qpipe.tracking-pending/v1", "since": since, "last_attempt": _now(),
               "tracking_uri": redact(uri), "reason": why[:2000], "execution": execution.id,
@@ -107,10 +116,10 @@ def _now() -> str:
 # ── runs ──────────────────────────────────────────────────────────────────────────────────
 
 
-def _log_execution(params, root: Path, mlflow: MlflowClient, uri: str, execution: Execution,
+def _log_execution(params, layout: Layout, mlflow: MlflowClient, uri: str, execution: Execution,
                    summary: dict) -> None:
-    exp = experiment(mlflow, experiment_name(params), uri, root)
-    parent = _parent_run(params, root, mlflow, exp.experiment_id, execution)
+    exp = experiment(mlflow, experiment_name(params), uri, layout.root)
+    parent = _parent_run(params, layout, mlflow, exp.experiment_id, execution)
     summary["parent_run_id"] = parent
     for record in execution.variants:
         if record.status == "missing":
@@ -134,7 +143,7 @@ def find_run(mlflow: MlflowClient, experiment_id: str, key: str):
     return done[0] if done else None
 
 
-def _parent_run(params, root: Path, mlflow: MlflowClient, experiment_id: str,
+def _parent_run(params, layout: Layout, mlflow: MlflowClient, experiment_id: str,
                 execution: Execution) -> str:
     key = project.sha256_bytes(f"execution:{execution.id}".encode())
     found = mlflow.search_runs([experiment_id], f"tags.`qpipe.key` = '{key}'", max_results=1)
@@ -153,7 +162,7 @@ def _parent_run(params, root: Path, mlflow: MlflowClient, experiment_id: str,
                metrics=calibration_effect_metrics(execution.comparison))
     for f in execution.reports:
         upload(mlflow, run_id, f, "reports")
-    for f in (root / "params.yaml", root / params.bench.out_dir / "bench.json"):
+    for f in (layout.params_file, layout.bench / "bench.json"):
         if f.is_file():
             upload(mlflow, run_id, f, None)
     return run_id
@@ -293,13 +302,14 @@ def summary_line(r: dict[str, Any]) -> str:
             f"already there {len(r.get('skipped', []))}, failed runs {len(r.get('failed', []))}")
 
 
-def log_failed(params, root: Path, variant: str) -> tuple[str, bool]:
+def log_failed(params, layout: Layout, variant: str) -> tuple[str, bool]:
     """Log a failed evaluation (kept under logs/failed/) at once, before the pipeline's `track`
-    stage would. Never raises — the evaluation's own error is what the user needs — and returns
-    the line that says where the run went (a run, or marked for `qpipe track` when the server
-    does not answer) or why it was not logged, and whether it was."""
+    stage would (`params`: that stage's own, PARAMS). Never raises — the evaluation's own error
+    is what the user needs — and returns the line that says where the run went (a run, or marked
+    for `qpipe track` when the server does not answer) or why it was not logged, and whether it
+    was."""
     try:
-        r = run(params, root)
+        r = run(params, layout)
     except Exception as err:  # noqa: BLE001 - reported in the returned line
         return (f"the failed run of {variant} was not logged to MLflow ({err}); `qpipe track` "
                 "logs it from logs/failed/", False)

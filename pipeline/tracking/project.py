@@ -3,7 +3,7 @@
 `log.py` turns these records into runs; keeping the reading apart lets the names and values
 that reach MLflow be checked without a tracking store, and keeps the mlflow import in one place.
 
->>> ex = load_execution(params, root)                       # doctest: +SKIP
+>>> ex = load_execution(params, layout)                     # doctest: +SKIP
 >>> [(v.name, v.status) for v in ex.variants]               # doctest: +SKIP
 [('baseline', 'served'), ('fp8_dynamic', 'served'), ('nvfp4_business', 'failed')]
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.artifacts.runrecord import read_run_record
+from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalsetCard, Metrics
 from pipeline.layout import Layout
 
 Status = Literal["served", "not_served", "failed", "missing"]
@@ -91,12 +92,13 @@ def read_json(path: Path) -> dict[str, Any]:
 # ── reading the project ───────────────────────────────────────────────────────────────────
 
 
-def load_execution(params, root: Path) -> Execution:
-    reports_dir = root / params.compare.out_dir
-    comparison_path = reports_dir / "comparison.json"
-    comparison = read_json(comparison_path) if comparison_path.is_file() else {}
+def load_execution(params, layout: Layout) -> Execution:
+    """`params`: the track stage's own (pipeline.tracking.log.PARAMS)."""
+    reports_dir = layout.reports
+    comparison_path = layout.comparison
+    comparison = Comparison.load(comparison_path).dump() if comparison_path.is_file() else {}
     comparison_sha = sha256_bytes(comparison_path.read_bytes()) if comparison else None
-    records = [load_variant(params, root, name, comparison) for name in params.variants]
+    records = [load_variant(params, layout, name, comparison) for name in params.variants]
     return Execution(id=execution_id(comparison_sha, records), comparison=comparison,
                      comparison_sha256=comparison_sha, reports=report_files(reports_dir),
                      variants=records, git_commit=_git_commit(records))
@@ -117,23 +119,23 @@ def report_files(reports_dir: Path) -> list[Path]:
                   if p.is_file() and p.name != PENDING_MARKER and not p.name.startswith("."))
 
 
-def load_variant(params, root: Path, name: str, comparison: dict) -> VariantRecord:
-    results = root / params.evaluate.out_dir / name
-    failed = root / "logs" / "failed" / name
+def load_variant(params, layout: Layout, name: str, comparison: dict) -> VariantRecord:
+    results = layout.result(name)
+    failed = layout.failed(name)
     if (results / "metrics.json").is_file():
-        record = _evaluated(params, root, name, results, comparison)
+        record = _evaluated(layout, name, results, comparison)
     elif failed.is_dir() and any(failed.iterdir()):
         record = _failed(name, failed)
     else:
         return VariantRecord(name, "missing", content_sha256="",
                              reason=f"no {results / 'metrics.json'} and no {failed}: "
                                     f"not evaluated yet (`dvc repro evaluate@{name}`)")
-    _add_artifact(params, root, record)
+    _add_artifact(layout, record)
     return record
 
 
-def _evaluated(params, root: Path, name: str, results: Path, comparison: dict) -> VariantRecord:
-    metrics = read_json(results / "metrics.json")
+def _evaluated(layout: Layout, name: str, results: Path, comparison: dict) -> VariantRecord:
+    metrics = Metrics.load(results / "metrics.json").dump()
     files = [results / f for f in RESULT_FILES if (results / f).is_file()]
     served = metrics.get("served", True)
     record = VariantRecord(name, "served" if served else "not_served",
@@ -143,7 +145,7 @@ def _evaluated(params, root: Path, name: str, results: Path, comparison: dict) -
                            files={"results": files},
                            reason=None if served else metrics.get("reason", "not served"))
     if served:
-        record.datasets.append(_evalset(params, root, metrics))
+        record.datasets.append(_evalset(layout, metrics))
     return record
 
 
@@ -163,40 +165,40 @@ def failure_reason(failed: Path, limit: int = 480) -> str:
     return f"evaluation failed ({source.name}): {text}"
 
 
-def _add_artifact(params, root: Path, record: VariantRecord) -> None:
-    art = Layout(root, params).artifact(record.name)
+def _add_artifact(layout: Layout, record: VariantRecord) -> None:
+    art = layout.artifact(record.name)
     manifest_path = art / "manifest.json"
     if not manifest_path.is_file():
         return
-    record.manifest = read_json(manifest_path)
+    record.manifest = ArtifactManifest.load(manifest_path).dump()
     record.manifest_sha256 = sha256_bytes(manifest_path.read_bytes())
-    run_path = Layout(root, params).quantize_run(record.name)
+    run_path = layout.quantize_run(record.name)
     run = read_run_record(run_path)
     # a record from another run of other bytes says nothing about this artifact
     if run.get("artifact_content_sha256") == record.manifest.get("content_sha256"):
         record.run = run
         record.files["quantize_run"] = [run_path]
     record.files["artifact"] = [art / f for f in ARTIFACT_FILES if (art / f).is_file()]
-    calib = _calibration(params, root, record.manifest)
+    calib = _calibration(layout, record.manifest)
     if calib is not None:
         record.datasets.insert(0, calib)
 
 
-def _calibration(params, root: Path, manifest: dict) -> Dataset | None:
+def _calibration(layout: Layout, manifest: dict) -> Dataset | None:
     used = manifest.get("calibration") or {}
     if not used.get("content_sha256"):
         return None  # a scheme that uses no data
-    folder = root / params.split.out_dir / "calibration" / used["name"]
+    folder = layout.calibration_set(used["name"])
     card_path = folder / "card.json"
-    card = read_json(card_path) if card_path.is_file() else {}
+    card = CalibrationCard.load(card_path).dump() if card_path.is_file() else {}
     return _dataset(f"calibration/{used['name']}", "calibration", folder, used["content_sha256"],
                     card)
 
 
-def _evalset(params, root: Path, metrics: dict) -> Dataset:
-    folder = root / params.evaluate.evalset
+def _evalset(layout: Layout, metrics: dict) -> Dataset:
+    folder = layout.evalset
     card_path = folder / "card.json"
-    card = read_json(card_path) if card_path.is_file() else {}
+    card = EvalsetCard.load(card_path).dump() if card_path.is_file() else {}
     used = metrics.get("evalset_sha256") or card.get("content_sha256")
     if not used:
         raise ValueError(f"{card_path}: no content_sha256 and the metrics name none either; "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from pathlib import Path
 from typing import Callable
 
 from pipeline.processes import die_with_parent, group_gone, signal_group
@@ -20,10 +19,12 @@ from pipeline.tracking.store import ui_command
 STOP_SECONDS = 10  # a server still running this long after SIGTERM is killed
 
 
-def serve_ui(params, root: Path, port: int, *, ready: Callable[[str], None] = print) -> int:
+def serve_ui(params, layout, port: int, *, ready: Callable[[str], None] = print) -> int:
     """Run `mlflow server` on 127.0.0.1:<port> until it exits or is interrupted; its exit code.
     `ready` gets the line with the address before the server starts. A remote tracking URI
-    raises TrackingError (open that server's address instead)."""
+    raises TrackingError (open that server's address instead). `layout`: the project's
+    pipeline.layout.Layout."""
+    root = layout.root
     cmd = ui_command(params, root, port)
     ready(f"MLflow UI: http://127.0.0.1:{port}  (Ctrl-C stops it)")
     proc = subprocess.Popen(cmd, cwd=root, preexec_fn=die_with_parent)

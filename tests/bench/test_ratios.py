@@ -93,3 +93,36 @@ def test_the_hodges_lehmann_interval_covers_the_true_shift_by_simulation():
             lo_hi = hodges_lehmann_interval(list(np.log(0.8) + noise))[1:]
             covered += lo_hi[0] <= np.log(0.8) <= lo_hi[1]
         assert covered / 400 >= 0.93, (n, covered)
+
+
+def test_the_same_bytes_served_alike_are_measured_once(tmp_path):
+    """A re-served baseline (same artifact bytes, same engine and settings) is not benched twice:
+    it takes its twin's figures, marked; other bytes or other engine settings are measured."""
+    import shutil
+
+    import yaml
+    from conftest import stage_args
+    from demo.matrix import full_params
+    from pipeline.artifacts.manifest import build_manifest
+    from pipeline.bench.stage import PARAMS, distinct_artifacts
+    from pipeline.config import Params
+
+    from conftest import REPO
+
+    data = full_params(REPO)
+    data["variants"]["gptq_w4a16_business_vllm_eager_off"] = {
+        **data["variants"]["gptq_w4a16_business"], "engine_options": {"enforce_eager": False}}
+    params = Params.model_validate(yaml.safe_load(yaml.safe_dump(data)))
+    for name, source in (("baseline", "a"), ("baseline_rerun", "a"), ("gptq_w4a16_business", "b"),
+                         ("gptq_w4a16_business_vllm_eager_off", "b")):
+        d = tmp_path / "artifacts" / name
+        d.mkdir(parents=True)
+        (d / "model.safetensors").write_text(source)
+        build_manifest(d, lineage={"variant": name, "scheme": "bf16", "format": "hf", "backend": "none",
+                                   "base_model": {"name": "m", "content_sha256": "0" * 64}})
+    section, layout = stage_args(params, tmp_path, PARAMS)
+    names = ["baseline", "baseline_rerun", "gptq_w4a16_business", "gptq_w4a16_business_vllm_eager_off"]
+    keep, twins = distinct_artifacts(section, layout, names)
+    assert keep == ["baseline", "gptq_w4a16_business", "gptq_w4a16_business_vllm_eager_off"]
+    assert twins == {"baseline_rerun": "baseline"}
+    shutil.rmtree(tmp_path / "artifacts")

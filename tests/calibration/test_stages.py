@@ -24,6 +24,7 @@ from pipeline.calibration.split import dedup_text, length_bucket
 from pipeline.config import load_params
 from demo.generator import draft, planted_pii, write_general_corpus, write_logs
 from pipeline.models import load_tokenizer
+from conftest import stage_args
 
 SEED = 20261129
 CONVERSATIONS = 400
@@ -62,7 +63,7 @@ def write_params(root: Path, repo: Path, model_dir: Path, *, pii: bool = True) -
 
 def run_split(root: Path):
     params = load_params(root / "params.yaml")
-    return params, split.run(params, root)
+    return params, split.run(*stage_args(params, root, split.PARAMS))
 
 
 def snapshot(data: Path, dirs=OUT_DIRS) -> dict[str, bytes]:
@@ -146,7 +147,7 @@ def project(repo, model_dir, tmp_path_factory):
     write_general_corpus(root / "general.jsonl", seed=SEED, documents=200)
     write_params(root, repo, model_dir)
     params, report = run_split(root)
-    cards = {name: build.run(params, root, name) for name in ("business", "general")}
+    cards = {name: build.run(*stage_args(params, root, build.PARAMS, name), name) for name in ("business", "general")}
     data = root / params.split.out_dir
     return SimpleNamespace(root=root, data=data, params=params, report=report, cards=cards,
                            summary=summary, files=snapshot(data))
@@ -157,7 +158,7 @@ def rerun(project):
     """The same stages again in the same project: outputs must not change."""
     run_split(project.root)
     for name in ("business", "general"):
-        build.run(project.params, project.root, name)
+        build.run(*stage_args(project.params, project.root, build.PARAMS, name), name)
     return snapshot(project.data)
 
 
@@ -191,7 +192,7 @@ def edited(project, repo, model_dir, tmp_path_factory):
     else:
         pytest.fail(f"record {target} not found in the generated logs")
     params, report = run_split(root)
-    card = build.run(params, root, "business")
+    card = build.run(*stage_args(params, root, build.PARAMS, "business"), "business")
     return SimpleNamespace(root=root, data=root / params.split.out_dir, target=target, card=card,
                            report=report)
 
@@ -203,7 +204,7 @@ def unscrubbed(repo, model_dir, tmp_path_factory):
     write_general_corpus(root / "general.jsonl", seed=SEED, documents=200)
     write_params(root, repo, model_dir, pii=False)
     params, report = run_split(root)
-    card = build.run(params, root, "business")
+    card = build.run(*stage_args(params, root, build.PARAMS, "business"), "business")
     return SimpleNamespace(root=root, data=root / params.split.out_dir, report=report, card=card)
 
 
@@ -386,11 +387,11 @@ def test_quota_shortfall_fails_or_is_filled_and_reported(project):
     pool = read_jsonl(project.data / "pools" / "calibration.jsonl")
     assert sum(r.get("difficulty") == "hard" for r in pool) < SCARCE  # the premise of the test
     with pytest.raises(QuotaError) as err:
-        build.run(project.params, project.root, "scarce_fail")
+        build.run(*stage_args(project.params, project.root, build.PARAMS, "scarce_fail"), "scarce_fail")
     assert "|hard: wanted" in str(err.value) and "short" in str(err.value)
     assert not set_dir(project, "scarce_fail").exists()  # nothing half-written
 
-    card = build.run(project.params, project.root, "scarce_fill")
+    card = build.run(*stage_args(project.params, project.root, build.PARAMS, "scarce_fill"), "scarce_fill")
     shortfalls = card["shortfalls"]["business"]
     assert shortfalls and all("|hard: wanted" in s for s in shortfalls)
     missing = sum(int(s.rsplit("(short ", 1)[1].rstrip(")")) for s in shortfalls)
@@ -407,13 +408,14 @@ def test_rotation_keeps_about_three_quarters_of_the_frozen_ids(project):
     previous = set(spec.read_text().split())
     assert previous == {s["id"] for s in read_jsonl(business / "samples.jsonl")}
 
-    card = build.run(project.params, project.root, "rotated")
+    card = build.run(*stage_args(project.params, project.root, build.PARAMS, "rotated"), "rotated")
     rotated = {s["id"] for s in read_jsonl(set_dir(project, "rotated") / "samples.jsonl")}
     assert len(rotated) == 48
     assert card["rotation"]["kept_from_previous"] == 36 and card["rotation"]["refresh"] == 0.25
     assert 36 <= len(rotated & previous) <= 42  # 75% kept, the rest drawn anew (may re-draw a few)
 
-    build.run(project.params, project.root, "reseeded")  # same seed, no rotation: far fewer kept
+    # same seed, no rotation: far fewer kept
+    build.run(*stage_args(project.params, project.root, build.PARAMS, "reseeded"), "reseeded")
     reseeded = {s["id"] for s in read_jsonl(set_dir(project, "reseeded") / "samples.jsonl")}
     assert len(reseeded & previous) < 36
 
@@ -494,7 +496,7 @@ def test_build_outputs_do_not_depend_on_the_number_of_workers(project, repo, mod
     params["split"]["workers"] = 1
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     for name in ("business", "general"):
-        build.run(load_params(root / "params.yaml"), root, name)
+        build.run(*stage_args(load_params(root / "params.yaml"), root, build.PARAMS, name), name)
     dirs = ("calibration/business", "calibration/general")
     assert snapshot(root / project.params.split.out_dir, dirs) == snapshot(project.data, dirs)
 

@@ -12,6 +12,7 @@ from pipeline.config import Params
 from pipeline.compare import deltas as compare
 from pipeline.compare.plan import plan
 from pipeline.compare import stage as report
+from conftest import stage_args
 from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,8 @@ def records(n: int, rng, *, flip=0.0, lose_in: str | None = None, lose=0.0, base
 
 
 def metrics(name: str, engine: str, recs: list[dict]) -> dict:
-    return {"variant": name, "served": True, "evalset_sha256": "e" * 64, "harness_version": "h1",
+    return {"schema": "qpipe.results/v1", "variant": name, "served": True, "evalset_sha256": "e" * 64,
+            "harness_version": "h1",
             "protocol": {"prompts_sha256": "p", "max_tokens": 128, "decoding": "greedy"},
             "engine": {"name": engine, "version": "1", "kernel": "k"},
             "size_bytes": 1000 if name in ("baseline", "baseline_rerun", "gguf_f16") else 300,
@@ -81,7 +83,7 @@ def project(tmp_path):
 
 def test_each_variant_is_judged_against_its_engines_own_baseline(project):
     params, root = project
-    c = compare.run(params, root)
+    c = compare.run(*stage_args(params, root, report.PARAMS))
     v = c["variants"]
     assert v["gguf_q8_0_business"]["reference"] == "gguf_f16"
     assert v["gptq_w4a16_business"]["reference"] == "baseline"
@@ -95,7 +97,7 @@ def test_each_variant_is_judged_against_its_engines_own_baseline(project):
 
 def test_noise_floor_is_measured_and_reported(project):
     params, root = project
-    c = compare.run(params, root)
+    c = compare.run(*stage_args(params, root, report.PARAMS))
     floor = c["noise_floor"]["vllm"]
     assert floor["measured"] and floor["variant"] == "baseline_rerun" and floor["reference"] == "baseline"
     assert floor["outputs_changed"] == floor["results_changed"] > 0
@@ -110,7 +112,7 @@ def test_noise_floor_is_measured_and_reported(project):
 
 def test_slice_drops_are_flagged_after_benjamini_hochberg(project):
     params, root = project
-    v = compare.run(params, root)["variants"]["gguf_q2_k_business"]
+    v = compare.run(*stage_args(params, root, report.PARAMS))["variants"]["gguf_q2_k_business"]
     faq = v["slices"]["scenario=faq"]
     assert faq["significant_drop"] and faq["p_drop_adjusted"] >= faq["p_drop"]
     assert v["significant_drops"][0] == "scenario=faq"
@@ -119,7 +121,7 @@ def test_slice_drops_are_flagged_after_benjamini_hochberg(project):
 
 def test_report_verdicts_plan_and_reference_runs(project):
     params, root = project
-    c = report.run(params, root)
+    c = report.run(*stage_args(params, root, report.PARAMS))
     v = c["variants"]
     assert v["gptq_w4a16_business"]["gate"]["verdict"] == "pass"
     q2 = v["gguf_q2_k_business"]["gate"]
@@ -137,14 +139,14 @@ def test_report_verdicts_plan_and_reference_runs(project):
 
 def test_the_plan_says_which_profiles_the_set_supports(project):
     params, root = project
-    small = plan(params, root, discordance=0.02)
+    small = plan(*stage_args(params, root, report.PARAMS), discordance=0.02)
     assert small["slices"]["scenario=tool_call"]["critical"]
     need = small["slices"]["overall"]["items_needed"]
     assert need["compliance_audit"] > need["finance_medical"] > need["general_saas"] > need["research"]
     assert not small["profiles"]["compliance_audit"]["supported"]
     assert small["profiles"]["research"]["supported"]
     # more disagreement needs more items
-    more = plan(params, root, discordance=0.04)
+    more = plan(*stage_args(params, root, report.PARAMS), discordance=0.04)
     assert more["slices"]["overall"]["items_needed"]["research"] > need["research"]
 
 
@@ -154,4 +156,4 @@ def test_an_engine_baseline_that_was_not_evaluated_is_refused(project):
 
     shutil.rmtree(root / "results" / "gguf_f16")
     with pytest.raises(compare.CompareError):
-        compare.run(params, root)
+        compare.run(*stage_args(params, root, report.PARAMS))

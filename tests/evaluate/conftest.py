@@ -12,6 +12,7 @@ import yaml
 from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.quantize import stage as quantize
+from conftest import stage_args
 from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,13 +37,13 @@ def served(tmp_path_factory) -> SimpleNamespace:
     data["evaluate"].update(warmup=2)
     data["split"]["eval_share"] = 0.2  # ~600 evaluation items: real engines, minutes not tens
     params = Params.model_validate(data)
-    split.run(params, root)
-    build.run(params, root, "business")
+    split.run(*stage_args(params, root, split.PARAMS))
+    build.run(*stage_args(params, root, build.PARAMS, "business"), "business")
     made: set[str] = set()
 
     def artifact(name: str) -> Path:
         if name not in made:
-            quantize.run(params, root, name)
+            quantize.run(*stage_args(params, root, quantize.PARAMS, name), name)
             made.add(name)
         return root / "artifacts" / name
 

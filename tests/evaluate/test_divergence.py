@@ -12,6 +12,7 @@ from pipeline.evaluate import divergence
 from pipeline.evaluate.divergence import DivergenceError
 
 from .conftest import REPO, make_params
+from conftest import stage_args
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +53,7 @@ def project(served, tmp_path_factory):
 
 def test_the_same_weights_diverge_by_nothing(project):
     params, root = project
-    r = divergence.run(params, root, "baseline")
+    r = divergence.run(*stage_args(params, root, divergence.PARAMS, "baseline"), "baseline")
     o = r["overall"]
     assert r["measured"] and o["items"] == 24 and o["tokens"] > 100
     assert o["kld_mean"] == pytest.approx(0.0, abs=1e-6) and o["top1_agreement"] == 1.0
@@ -73,7 +74,7 @@ def test_more_weight_noise_means_more_divergence(project):
         data = json.loads(json.dumps(project[0].model_dump(mode="json")))
         data["variants"][name] = dict(data["variants"]["baseline"])
         p = make_params(data)
-        r = divergence.run(p, root, name)
+        r = divergence.run(*stage_args(p, root, divergence.PARAMS, name), name)
         assert r["long_generation"] is None  # long_prompts: 0
         o = r["overall"]
         kld.append(o["kld_mean"])
@@ -89,7 +90,7 @@ def test_a_gguf_artifact_is_read_through_its_dequantized_weights(project, served
     params, root = project
     name = "gguf_q8_0_business"
     served.artifact(name)
-    o = divergence.run(params, root, name)["overall"]
+    o = divergence.run(*stage_args(params, root, divergence.PARAMS, name), name)["overall"]
     assert 0 < o["kld_mean"] < 0.05 and o["top1_agreement"] > 0.95
 
 
@@ -97,7 +98,7 @@ def test_without_the_baseline_outputs_it_says_how_to_make_them(project, tmp_path
     params, root = project
     (tmp_path / "artifacts").mkdir()
     with pytest.raises(DivergenceError, match="dvc repro evaluate@baseline"):
-        divergence.run(params, tmp_path, "baseline")
+        divergence.run(*stage_args(params, tmp_path, divergence.PARAMS, "baseline"), "baseline")
     assert REPO.is_dir()
 
 

@@ -18,6 +18,7 @@ from pipeline.compare import stage as report
 from pipeline.handoff.stage import ApprovalError
 
 from .conftest import make_params
+from conftest import stage_args
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 F16, Q4, Q2 = "gguf_f16", "gguf_q4_k_m_business", "gguf_q2_k_business"
@@ -35,9 +36,9 @@ def reported(served):
                          evaluate={"out_dir": "results-report", "lm_eval": {"tasks": []}})
     for name in ("baseline", F16, Q4, Q2):
         served.artifact(name)
-        stage.run(params, served.root, name)
-    comparison = report.run(params, served.root, variants=[F16, Q4, Q2])
-    index = handoff.run(params, served.root)
+        stage.run(*stage_args(params, served.root, stage.PARAMS, name), name)
+    comparison = report.run(*stage_args(params, served.root, report.PARAMS), variants=[F16, Q4, Q2])
+    index = handoff.run(*stage_args(params, served.root, handoff.PARAMS))
     return params, comparison, index
 
 
@@ -91,18 +92,18 @@ def test_a_corrupted_bundle_file_is_named(reported, served, tmp_path):
 def test_approving_a_failing_variant_is_refused_with_its_criteria(reported, served):
     params, _, _ = reported
     with pytest.raises(ApprovalError) as err:
-        handoff.approve(params, served.root, Q2, by="qa")
+        handoff.approve(*stage_args(params, served.root), Q2, by="qa")
     # failed, or inconclusive (F16 as the reference on ~600 items): either way, not approved
     assert "its gates" in str(err.value) and "scenario=tool_call" in str(err.value)
     with pytest.raises(ApprovalError, match="needs --reason"):
-        handoff.approve(params, served.root, Q2, by="qa", override=True)
+        handoff.approve(*stage_args(params, served.root), Q2, by="qa", override=True)
 
 
 def test_approving_a_passing_variant_registers_it_with_the_alias(reported, served):
     from mlflow import MlflowClient
 
     params, _, _ = reported
-    rec = handoff.approve(params, served.root, Q4, by="alice", note="edge devices")
+    rec = handoff.approve(*stage_args(params, served.root), Q4, by="alice", note="edge devices")
     reg = rec["registry"]
     assert reg["alias"] == "approved"
     client = MlflowClient(tracking_uri=f"sqlite:///{served.root / 'mlflow.db'}")
@@ -115,7 +116,7 @@ def test_approving_a_passing_variant_registers_it_with_the_alias(reported, serve
     manifest = (served.root / "handoff" / Q4 / "model" / "manifest.json").read_bytes()
     assert mv.tags["qpipe.manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
     assert mv.tags["qpipe.override"] == "false" and mv.tags["qpipe.gate_passed"] == "true"
-    over = handoff.approve(params, served.root, Q2, by="bob", override=True, reason="pilot only")
+    over = handoff.approve(*stage_args(params, served.root), Q2, by="bob", override=True, reason="pilot only")
     assert over["override"] is True
     mv2 = client.get_model_version_by_alias(reg["name"], "approved")
     assert (mv2.tags["qpipe.override"], mv2.tags["qpipe.override_reason"]) == ("true", "pilot only")

@@ -15,6 +15,9 @@ from pipeline.compare import deltas as compare
 from pipeline.compare.deltas import CompareError
 
 from .conftest import make_params
+from conftest import stage_args
+from pipeline.compare.stage import PARAMS as COMPARE
+from pipeline.quantize import stage as quantize
 
 pytestmark = pytest.mark.slow
 Q8, Q2 = "gguf_q8_0_business", "gguf_q2_k_business"
@@ -25,14 +28,14 @@ def q8_full(served):
     """Q8_0 evaluated on the whole evaluation set, twice (a re-run of the same variant), and Q2_K."""
     served.artifact(Q8)
     served.artifact(Q2)
-    stage.run(served.params, served.root, Q8)
+    stage.run(*stage_args(served.params, served.root, stage.PARAMS, Q8), Q8)
     again = served.root / "rerun"
     shutil.rmtree(again, ignore_errors=True)
     rerun = make_params(served.data, evaluate={"out_dir": "rerun"})
     (again).mkdir()
     shutil.copytree(served.root / "results" / Q8, again / "q8_first")
-    stage.run(rerun, served.root, Q8)
-    stage.run(served.params, served.root, Q2)
+    stage.run(*stage_args(rerun, served.root, stage.PARAMS, Q8), Q8)
+    stage.run(*stage_args(served.params, served.root, stage.PARAMS, Q2), Q2)
     return served
 
 
@@ -59,12 +62,15 @@ def test_results_have_per_sample_records_slices_and_engine_facts(q8_full):
     run = json.loads((q8_full.root / "results" / Q8 / "run.json").read_text())
     assert run["evalset_sha256"] == json.loads(
         (q8_full.root / "data" / "evalset" / "card.json").read_text())["content_sha256"]
-    assert "llama-server" in (q8_full.root / "results" / Q8 / "engine.log").read_text()
+    engine_log = (q8_full.root / "results" / Q8 / "engine.log").read_text()
+    assert "llama-server" in engine_log
+    # no host prompt cache: it logged its whole state at every request (quadratic log growth)
+    assert "cache state:" not in engine_log and len(engine_log) < 2_000 * len(recs)
     assert run["artifact"]["path"] == f"artifacts/{Q8}"  # relative: records compare across hosts
 
 
 def test_rerun_of_the_same_variant_shows_no_difference(q8_full):
-    r = compare.run(make_params(q8_full.data, evaluate={"out_dir": "rerun"}), q8_full.root,
+    r = compare.run(*stage_args(make_params(q8_full.data, evaluate={"out_dir": "rerun"}), q8_full.root, COMPARE),
                     baseline="q8_first", variants=[Q8])
     v = r["variants"][Q8]
     assert v["accuracy"]["delta"] == 0 and not v["accuracy"]["significant"]
@@ -73,7 +79,7 @@ def test_rerun_of_the_same_variant_shows_no_difference(q8_full):
 
 
 def test_damaged_variant_is_a_significant_regression_with_worst_slices_named(q8_full):
-    r = compare.run(q8_full.params, q8_full.root, baseline=Q8, variants=[Q2])
+    r = compare.run(*stage_args(q8_full.params, q8_full.root, COMPARE), baseline=Q8, variants=[Q2])
     v = r["variants"][Q2]
     assert v["accuracy"]["significant"] and v["accuracy"]["ci_high"] < 0
     assert v["significant_drops"], v["slices"]
@@ -92,7 +98,7 @@ def test_compare_refuses_records_from_another_harness_or_evalset(q8_full, tmp_pa
     m["evalset_sha256"] = "f" * 64
     (res / Q2 / "metrics.json").write_text(json.dumps(m))
     with pytest.raises(CompareError) as err:
-        compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root,
+        compare.run(*stage_args(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root, COMPARE),
                     baseline=Q8, variants=[Q2])
     assert "evaluation harness" in str(err.value) and "evaluation set" in str(err.value)
     assert Q2 in str(err.value)
@@ -104,12 +110,12 @@ def test_compare_refuses_records_from_another_harness_or_evalset(q8_full, tmp_pa
         m[change[0]][change[1]] = named
         (res / Q2 / "metrics.json").write_text(json.dumps(m))
         with pytest.raises(CompareError) as err:
-            compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root,
+            compare.run(*stage_args(make_params(q8_full.data, evaluate={"out_dir": str(res)}), q8_full.root, COMPARE),
                         baseline=Q8, variants=[Q2])
         assert str(named) in str(err.value), change
     (res / Q2 / "metrics.json").write_text(json.dumps(fresh))  # the real records still pair
-    compare.run(make_params(q8_full.data, evaluate={"out_dir": str(res)},
-                            compare={"out_dir": str(tmp_path / "reports")}), q8_full.root,
+    compare.run(*stage_args(make_params(q8_full.data, evaluate={"out_dir": str(res)},
+                            compare={"out_dir": str(tmp_path / "reports")}), q8_full.root, COMPARE),
                 baseline=Q8, variants=[Q2])
     assert (tmp_path / "reports" / "comparison.json").is_file()
 
@@ -136,7 +142,7 @@ def test_killing_the_engine_mid_run_fails_with_its_log_and_leaves_no_metrics(ser
     t = threading.Thread(target=killer)
     t.start()
     with pytest.raises(EngineError) as err:
-        stage.run(params, served.root, Q8)
+        stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
     t.join()
     assert killed, "the engine was never seen serving"
     assert "log tail" in str(err.value) and "print_timing" in str(err.value)
@@ -165,7 +171,7 @@ def test_an_engine_that_is_not_installed_fails_the_stage_and_leaves_no_metrics(s
     params, stale = _failed_project(served, "missing-results", engine="vllm",
                                     engine_options={"python": "/nonexistent/vllm-env/bin/python"})
     with pytest.raises(EngineError, match="not installed or cannot be started") as err:
-        stage.run(params, served.root, Q8)
+        stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
     assert "/nonexistent/vllm-env/bin/python" in str(err.value)
     assert not stale.exists()
     assert _error_record(served)["error"] == "EngineError"
@@ -175,7 +181,7 @@ def test_an_engine_that_dies_at_start_fails_with_its_log_tail(served):
     params, stale = _failed_project(served, "dies-results",
                                     engine_options={"extra_args": ["--no-such-flag"]})
     with pytest.raises(EngineError, match="exited with code") as err:
-        stage.run(params, served.root, Q8)
+        stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
     assert "while starting" in str(err.value) and "no-such-flag" in str(err.value)  # its log
     assert not stale.exists()
     failed = served.root / "logs" / "failed" / Q8
@@ -216,7 +222,7 @@ def test_engine_none_is_reported_not_skipped(served):
     data = json.loads(json.dumps(served.data))
     data["variants"][Q8].update(engine="none", reason="no engine for it on this host")
     params = make_params(data)
-    m = stage.run(params, served.root, Q8)
+    m = stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
     assert m == json.loads((served.root / "results" / Q8 / "metrics.json").read_text())
     assert m["served"] is False and m["reason"] == "not served here: no engine for it on this host"
 
@@ -224,7 +230,7 @@ def test_engine_none_is_reported_not_skipped(served):
 def test_external_openai_endpoint_gives_the_same_outputs(served, tmp_path, monkeypatch):
     art = served.artifact(Q8)
     params = make_params(served.data, evaluate={"out_dir": str(tmp_path / "own"), "limit": 24})
-    stage.evaluate(params, served.root, Q8, _mk(tmp_path / "own"))
+    stage.evaluate(*stage_args(params, served.root, stage.PARAMS, Q8), Q8, _mk(tmp_path / "own"))
     settings = served.params.engines.llamacpp.model_dump()
     with get_engine("llamacpp")(art, settings, log_path=tmp_path / "remote.log") as remote:
         # the endpoint wants a key (ours, per run): the variant names the variable that holds it
@@ -233,7 +239,7 @@ def test_external_openai_endpoint_gives_the_same_outputs(served, tmp_path, monke
         data["variants"][Q8].update(engine="openai", url=f"{remote.base_url}/v1",
                                     engine_options={"api_key_env": "QPIPE_TEST_REMOTE_KEY"})
         ext = make_params(data, evaluate={"limit": 24})
-        stage.evaluate(ext, served.root, Q8, _mk(tmp_path / "ext"))
+        stage.evaluate(*stage_args(ext, served.root, stage.PARAMS, Q8), Q8, _mk(tmp_path / "ext"))
     own = [json.loads(x)["output"] for x in (tmp_path / "own" / "samples.jsonl").read_text().splitlines()]
     got = [json.loads(x)["output"] for x in (tmp_path / "ext" / "samples.jsonl").read_text().splitlines()]
     assert own == got and len(got) == 24
@@ -245,7 +251,7 @@ def test_transformers_reference_is_labelled_and_kept_out_of_speed(served, tmp_pa
     data = json.loads(json.dumps(served.data))
     data["variants"]["baseline"]["engine"] = "transformers"
     params = make_params(data, evaluate={"limit": 16})
-    m = stage.evaluate(params, served.root, "baseline", _mk(tmp_path / "ref"))
+    m = stage.evaluate(*stage_args(params, served.root, stage.PARAMS, "baseline"), "baseline", _mk(tmp_path / "ref"))
     assert m["engine"]["serving"] is False and m["speed"]["serving_engine"] is False
     assert "reference" in m["speed"]["note"] and m["n"] == 16
     assert m["accuracy"] > 0.5  # the demo model answers most business questions
@@ -259,7 +265,7 @@ def _mk(path):
 def test_lm_eval_runs_the_business_task_against_the_served_endpoint(served, tmp_path):
     served.artifact(Q8)
     params = make_params(served.data, evaluate={"limit": 60, "lm_eval": {"tasks": ["business_exact"]}})
-    m = stage.evaluate(params, served.root, Q8, _mk(tmp_path / "lm"))
+    m = stage.evaluate(*stage_args(params, served.root, stage.PARAMS, Q8), Q8, _mk(tmp_path / "lm"))
     recs = [json.loads(x) for x in (tmp_path / "lm" / "samples.jsonl").read_text().splitlines()]
     exact = [r["score"] for r in recs if r["rubric"] == "exact"]
     got = m["lm_eval"]
@@ -310,7 +316,7 @@ def test_a_gguf_that_tokenizes_otherwise_is_refused_before_its_imatrix(served, t
     root = tmp_path / "p"
     shutil.copytree(served.root, root, ignore=shutil.ignore_patterns("artifacts", "runs"))
     with pytest.raises(BackendError) as err:
-        quantize.run(make_params(data), root, Q8)
+        quantize.run(*stage_args(make_params(data), root, quantize.PARAMS, Q8), Q8)
     text = str(err.value)
     assert "tokenizes calibration text" in text and "first difference at token" in text
     assert "Fix: set model.gguf_pre_tokenizer (now 'falcon')" in text
@@ -326,7 +332,7 @@ def test_reproduce_rebuilds_a_calibrated_gguf_byte_for_byte(served, tmp_path):
     from pipeline.quantize.reproduce import reproduce
 
     recorded = json.loads((served.artifact(Q8) / MANIFEST).read_text())
-    result = reproduce(served.params, served.root, Q8, keep=tmp_path / "again")
+    result = reproduce(*stage_args(served.params, served.root, quantize.PARAMS, Q8), Q8, keep=tmp_path / "again")
     assert result.matches and result.manifest_identical, result.lines()
     assert json.loads((tmp_path / "again" / Q8 / MANIFEST).read_text())["files"] == recorded["files"]
     assert (tmp_path / "again" / f"{Q8}.run.json").is_file()

@@ -12,6 +12,7 @@ from pipeline.bench import stage as bench
 from pipeline.compare import diff_engines as diff
 
 from .conftest import make_params
+from conftest import stage_args
 
 pytestmark = pytest.mark.slow
 GPTQ, W8A8, Q8 = "gptq_w4a16_business", "w8a8_int8_business", "gguf_q8_0_business"
@@ -21,15 +22,15 @@ def test_vllm_serves_the_baseline_w4a16_and_w8a8_with_their_cpu_kernels(served, 
     served.artifact("baseline")
     served.artifact(GPTQ)
     params = make_params(served.data, evaluate={"limit": 48})
-    base = stage.evaluate(params, served.root, "baseline", tmp_path / "b")
-    w4 = stage.evaluate(params, served.root, GPTQ, tmp_path / "w")
+    base = stage.evaluate(*stage_args(params, served.root, stage.PARAMS, "baseline"), "baseline", tmp_path / "b")
+    w4 = stage.evaluate(*stage_args(params, served.root, stage.PARAMS, GPTQ), GPTQ, tmp_path / "w")
     assert base["engine"]["name"] == w4["engine"]["name"] == "vllm"
     assert base["engine"]["version"] == "0.32.0"
     assert "unquantized" in base["engine"]["kernel"]
     assert "CPUWNA16LinearKernel" in w4["engine"]["kernel"]
     assert base["n"] == w4["n"] == 48 and base["accuracy"] > 0.5
     served.artifact(W8A8)
-    w8 = stage.evaluate(params, served.root, W8A8, tmp_path / "w8")
+    w8 = stage.evaluate(*stage_args(params, served.root, stage.PARAMS, W8A8), W8A8, tmp_path / "w8")
     assert "CPUInt8ScaledMMLinearKernel" in w8["engine"]["kernel"]
     log = (tmp_path / "w" / "engine.log").read_text()
     assert "--no-enable-prefix-caching" in log.splitlines()[0]
@@ -41,7 +42,7 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     params = make_params(served.data, bench={
         "rounds": 2, "repeats": 1, "num_prompts": 2, "input_len": 32, "output_len": 8,
         "concurrency": [1, 2], "stream_requests": 2, "variants": ["baseline", Q8, "fp8_dynamic"]})
-    r = bench.run(params, served.root)
+    r = bench.run(*stage_args(params, served.root, bench.PARAMS))
     # the variant bracketed by baseline runs in each round
     assert [(m["round"], m["variant"]) for m in r["measurements"]] == [
         (0, "baseline"), (0, Q8), (0, "baseline"), (1, Q8), (1, "baseline")]
@@ -75,7 +76,7 @@ def test_bench_alternates_variants_and_reports_ratios(served):
 def test_diff_engines_reports_consistency_levels_and_slices(served):
     served.artifact("baseline")
     params = make_params(served.data, evaluate={"limit": 32})
-    r = diff.run(params, served.root, "baseline", ["vllm", "transformers"])
+    r = diff.run(*stage_args(params, served.root), "baseline", ["vllm", "transformers"])
     c = r["consistency"]
     assert c["n"] == 32 and 0.5 < c["exact_match_rate"] <= 1.0
     assert c["task_agreement"] >= c["exact_match_rate"]  # the same output scores the same
@@ -102,14 +103,15 @@ def test_engine_side_divergence_from_vllm_prompt_logprobs(served, tmp_path):
     served.artifact("baseline")
     served.artifact(W8A8)
     params = make_params(served.data, evaluate={"limit": 16, "lm_eval": {"tasks": []}})
-    stage.evaluate(params, served.root, "baseline", tmp_path / "b")
+    stage.evaluate(*stage_args(params, served.root, stage.PARAMS, "baseline"), "baseline", tmp_path / "b")
     outputs = [json.loads(x)["output"] for x in (tmp_path / "b" / "samples.jsonl").read_text().splitlines()]
     tok = load_tokenizer(served.root / params.model.path)
     items = load_evalset(served.root / params.evaluate.evalset, limit=16).items
     seqs = list(zip(render(tok, items), [tok.encode(o, add_special_tokens=False) for o in outputs]))
     got = {}
     for name in ("baseline", W8A8):
-        with stage.open_engine(params, served.root, name, tmp_path / f"{name}.log") as eng:
+        with stage.open_engine(*stage_args(params, served.root, stage.PARAMS, name), name,
+                               tmp_path / f"{name}.log") as eng:
             got[name] = ed.along(eng, seqs, 20)
     same = ed.summarize([ed.item_signals(b, b, 20) for b in got["baseline"]], 20)
     w8 = ed.summarize([ed.item_signals(b, v, 20) for b, v in zip(got["baseline"], got[W8A8])], 20)

@@ -28,6 +28,7 @@ from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.evaluate import stage as evaluate
 from pipeline.quantize import stage as quantize
+from conftest import stage_args
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "models" / "demo"
@@ -149,22 +150,22 @@ def own_project(tmp_path_factory, own_model) -> SimpleNamespace:
     data = project_data()
     (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     params = Params.model_validate(data)
-    split.run(params, root)
-    card = build.run(params, root, "business")
+    split.run(*stage_args(params, root, split.PARAMS))
+    card = build.run(*stage_args(params, root, build.PARAMS, "business"), "business")
     assert card["samples"] == SMALL_SET["num_samples"]
     quantized: dict[str, dict] = {}
     evaluated: dict[str, dict] = {}
 
     def quantize_once(variant: str) -> dict:
         if variant not in quantized:
-            quantize.run(params, root, variant)
+            quantize.run(*stage_args(params, root, quantize.PARAMS, variant), variant)
             quantized[variant] = json.loads((root / "artifacts" / variant / MANIFEST).read_text())
         return quantized[variant]
 
     def evaluate_once(variant: str) -> dict:
         if variant not in evaluated:
             quantize_once(variant)
-            evaluated[variant] = evaluate.run(params, root, variant)
+            evaluated[variant] = evaluate.run(*stage_args(params, root, evaluate.PARAMS, variant), variant)
         return evaluated[variant]
 
     return SimpleNamespace(root=root, data=data, params=params, card=card, model=root / MODEL_REL,

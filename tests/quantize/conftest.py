@@ -18,6 +18,7 @@ from pipeline.artifacts.manifest import MANIFEST
 from pipeline.calibration import build, split
 from pipeline.config import Params
 from pipeline.quantize import stage
+from conftest import stage_args
 from demo.matrix import full_params
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,8 +40,8 @@ def project(tmp_path_factory) -> SimpleNamespace:
     # half the conversations; here a fifth, leaving more to calibrate with).
     data["split"]["eval_share"] = 0.2
     params = Params.model_validate(data)
-    split.run(params, root)
-    card = build.run(params, root, "business")
+    split.run(*stage_args(params, root, split.PARAMS))
+    card = build.run(*stage_args(params, root, build.PARAMS, "business"), "business")
     assert card["samples"] == SMALL_SET["num_samples"]
     return SimpleNamespace(root=root, data=data, params=params, card=card, small_set=SMALL_SET)
 
@@ -52,7 +53,7 @@ def quantized(project):
 
     def get(variant: str) -> dict:
         if variant not in done:
-            stage.run(project.params, project.root, variant)
+            stage.run(*stage_args(project.params, project.root, stage.PARAMS, variant), variant)
             done[variant] = json.loads((project.root / "artifacts" / variant / MANIFEST).read_text())
         return done[variant]
 

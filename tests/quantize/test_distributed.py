@@ -19,6 +19,7 @@ from pipeline.quantize.base import BackendError, get_backend
 from pipeline.quantize.llmcompressor import SHM_RESERVE, _dataset, shared_memory_problem
 
 from .test_stage import clone
+from conftest import stage_args
 
 VARIANT = "gptq_w4a16_business"
 
@@ -49,7 +50,7 @@ def dequantized(t: dict[str, np.ndarray], layer: str) -> np.ndarray:
 @pytest.fixture(scope="module")
 def two_processes(project, tmp_path_factory):
     """The GPTQ variant quantized by two CPU processes into a directory of its own."""
-    req = stage.request_for(project.params, project.root, VARIANT, "cpu", gpus=2)
+    req = stage.request_for(*stage_args(project.params, project.root, stage.PARAMS, VARIANT), VARIANT, "cpu", gpus=2)
     problem = shared_memory_problem(req.model_dir)
     if problem:  # the host's limit, not the code's: named in the skip reason
         pytest.skip(problem)
@@ -138,7 +139,7 @@ def test_a_model_larger_than_shared_memory_is_refused_before_any_process_starts(
     import shutil
 
     monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(total=64 * 2**20))
-    req = stage.request_for(project.params, project.root, VARIANT, "cpu", gpus=2)
+    req = stage.request_for(*stage_args(project.params, project.root, stage.PARAMS, VARIANT), VARIANT, "cpu", gpus=2)
     [problem] = [p for p in get_backend("llmcompressor").check(req) if "/dev/shm" in p]
     assert "holds 0.1 GB" in problem
     req.processes = 1  # one process shares nothing
@@ -171,9 +172,9 @@ def test_params_take_several_gpus_with_cuda(project):
 def test_the_stage_refuses_several_gpus_on_the_cpu(project, tmp_path, no_model_load):
     root = clone(project, tmp_path / "p")
     with pytest.raises(BackendError, match="quantize.gpus is 2 but the run is on the CPU — fix"):
-        stage.run(project.params, root, VARIANT, device="cpu", gpus=2)
+        stage.run(*stage_args(project.params, root, stage.PARAMS, VARIANT), VARIANT, device="cpu", gpus=2)
     with pytest.raises(BackendError, match="--device cuda:1 with 2 GPUs.*fix: use --device cuda"):
-        stage.run(project.params, root, VARIANT, device="cuda:1", gpus=2)
+        stage.run(*stage_args(project.params, root, stage.PARAMS, VARIANT), VARIANT, device="cuda:1", gpus=2)
     assert not (root / "artifacts" / VARIANT).exists()
 
 
@@ -193,7 +194,7 @@ def _gpus() -> int:
 @pytest.mark.skipif(_gpus() < 2, reason="needs two GPUs")
 def test_two_gpus_through_the_stage(project, tmp_path):
     root = clone(project, tmp_path / "p")
-    m = stage.run(project.params, root, VARIANT, device="cuda", gpus=2)
+    m = stage.run(*stage_args(project.params, root, stage.PARAMS, VARIANT), VARIANT, device="cuda", gpus=2)
     out = root / "artifacts" / VARIANT
     assert verify(out) == []
     q = json.loads((out / MANIFEST).read_text())["quantization"]

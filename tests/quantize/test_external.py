@@ -13,6 +13,7 @@ import yaml
 from pipeline.artifacts.manifest import verify
 from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError, MissingDependency, QuantizeRequest, get_backend
+from conftest import stage_args
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "models" / "demo"
@@ -85,11 +86,12 @@ def test_modelopt_nvfp4_exports_on_a_cpu_and_says_why_it_did_not_generate(projec
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["gptqmodel_w4a16_business", "autoawq_w4a16_business"])
 def test_vllm_serves_the_checkpoint_with_its_cpu_kernel(project, quantized, variant, tmp_path):
-    from pipeline.evaluate.stage import open_engine
+    from pipeline.evaluate.stage import PARAMS, open_engine
 
     ids = quantized(variant)["load_check"]["tokens"]  # any token ids will do as a prompt
     assert project.params.engine_for(variant) == "vllm"
-    with open_engine(project.params, project.root, variant, tmp_path / "engine.log") as eng:
+    with open_engine(*stage_args(project.params, project.root, PARAMS, variant), variant,
+                     tmp_path / "engine.log") as eng:
         out = eng.complete(ids, max_tokens=8, ignore_eos=True)
         info = eng.info()
     assert out.output_tokens == 8
@@ -150,7 +152,8 @@ def test_a_refused_recipe_starts_no_environment(project, tmp_path, monkeypatch):
     params = project.params.model_copy(deep=True)
     params.variants["gptqmodel_w4a16_business"].recipe = bad
     with pytest.raises(BackendError, match="group size 96"):  # not MissingDependency
-        stage.run(params, project.root, "gptqmodel_w4a16_business")
+        stage.run(*stage_args(params, project.root, stage.PARAMS, "gptqmodel_w4a16_business"),
+                  "gptqmodel_w4a16_business")
 
 
 def test_an_environment_python_that_does_not_exist_names_the_fix(tmp_path, monkeypatch):

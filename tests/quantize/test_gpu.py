@@ -13,6 +13,7 @@ from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError
 
 from .test_stage import LLMC, clone
+from conftest import stage_args
 
 # ---------------------------------------------------------------------------------- resolution
 
@@ -79,7 +80,7 @@ def test_cuda_n_after_cuda_started_names_the_fix(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_llmcompressor_quantizes_on_cuda(project, variant):  # noqa: F811
-    stage.run(project.params, project.root, variant, device="cuda")
+    stage.run(*stage_args(project.params, project.root, stage.PARAMS, variant), variant, device="cuda")
     out = project.root / "artifacts" / variant
     assert verify(out) == []
     m = json.loads((out / MANIFEST).read_text())
@@ -122,7 +123,8 @@ def test_the_model_stays_in_host_memory_and_is_onloaded(project, tmp_path, monke
 
     monkeypatch.setattr(llmcompressor, "oneshot", spy)
     root = clone(project, tmp_path / "p")
-    m = stage.run(project.params, root, "gptq_w4a16_business", device="cuda")
+    m = stage.run(*stage_args(project.params, root, stage.PARAMS, "gptq_w4a16_business"), "gptq_w4a16_business",
+                  device="cuda")
     assert seen["devices"] == {"cpu"}
     assert m["quantization"]["peak_gpu_bytes"] > 0
 
@@ -131,6 +133,6 @@ def test_the_model_stays_in_host_memory_and_is_onloaded(project, tmp_path, monke
 @pytest.mark.slow
 def test_a_cpu_run_on_a_gpu_host_says_where_it_calibrated(project, tmp_path):  # noqa: F811
     root = clone(project, tmp_path / "p")
-    m = stage.run(project.params, root, "fp8_dynamic", device="cpu")
+    m = stage.run(*stage_args(project.params, root, stage.PARAMS, "fp8_dynamic"), "fp8_dynamic", device="cpu")
     assert m["quantization"]["device"] == "cpu"
     assert any("CUDA_VISIBLE_DEVICES" in n for n in m["notes"]), m["notes"]

@@ -24,6 +24,7 @@ from pipeline.quantize import stage
 from pipeline.quantize.base import BackendError, QuantizeRequest
 from pipeline.quantize.llmcompressor import LlmCompressorBackend
 from pipeline.quantize.none import BaselineBackend
+from conftest import stage_args
 
 CALIBRATED = ("gptq_w4a16_business", "awq_w4a16_business", "w8a8_int8_business", "nvfp4_business")
 LLMC = (*CALIBRATED[:3], "fp8_dynamic", CALIBRATED[3])
@@ -150,7 +151,8 @@ def test_unknown_ignored_layer_is_rejected_before_the_model_loads(project, tmp_p
     data = copy.deepcopy(project.data)
     data["variants"]["gptq_w4a16_business"]["recipe"] = "recipes/typo.yaml"
     with pytest.raises(BackendError) as info:
-        stage.run(Params.model_validate(data), root, "gptq_w4a16_business")
+        stage.run(*stage_args(Params.model_validate(data), root, stage.PARAMS, "gptq_w4a16_business"),
+                  "gptq_w4a16_business")
     msg = str(info.value)
     assert all(n in msg for n in named), msg
     assert "layer 'lm_head'," not in msg and "fix:" in msg
@@ -161,7 +163,7 @@ def test_the_model_load_guard_is_the_loader_the_backend_uses(project, tmp_path, 
     """Without this, the two tests around it would pass even if the backend loaded the model."""
     root = clone(project, tmp_path / "p")
     with pytest.raises(AssertionError, match="model was loaded"):
-        stage.run(project.params, root, "gptq_w4a16_business")
+        stage.run(*stage_args(project.params, root, stage.PARAMS, "gptq_w4a16_business"), "gptq_w4a16_business")
     assert not (root / "artifacts" / "gptq_w4a16_business").exists()
 
 
@@ -184,12 +186,13 @@ def test_missing_calibration_set_names_the_fix(project, tmp_path, no_model_load,
     root = clone(project, tmp_path / "p")
     shutil.rmtree(root / "data/calibration/business")
     with pytest.raises(BackendError) as info:
-        stage.run(project.params, root, variant)
+        stage.run(*stage_args(project.params, root, stage.PARAMS, variant), variant)
     assert "dvc repro calibration@business" in str(info.value)
     assert variant in str(info.value)
     assert not (root / "artifacts" / variant).exists()
     # A scheme that needs no data does not care.
-    assert stage.request_for(project.params, root, "fp8_dynamic").calibration_dir is None
+    req = stage.request_for(*stage_args(project.params, root, stage.PARAMS, "fp8_dynamic"), "fp8_dynamic")
+    assert req.calibration_dir is None
 
 
 # ---------------------------------------------------------------------------------- atomic output
@@ -221,10 +224,10 @@ def test_a_failed_run_leaves_no_artifact_and_keeps_the_previous(project, tmp_pat
                                                                 variant, previous):
     root = clone(project, tmp_path / "p")
     artifacts = root / "artifacts"
-    good = stage.run(project.params, root, variant) if previous else None
+    good = stage.run(*stage_args(project.params, root, stage.PARAMS, variant), variant) if previous else None
     _crash_after_writing(BACKEND_OF[variant], monkeypatch)
     with pytest.raises(RuntimeError, match="killed midway"):
-        stage.run(project.params, root, variant)
+        stage.run(*stage_args(project.params, root, stage.PARAMS, variant), variant)
     if previous:
         assert verified_dirs(artifacts) == [artifacts / variant]
         kept = json.loads((artifacts / variant / MANIFEST).read_text())
@@ -244,7 +247,7 @@ def test_a_failed_load_check_leaves_no_artifact(project, tmp_path, monkeypatch):
 
     monkeypatch.setattr(stage, "load_check", broken)
     with pytest.raises(RuntimeError, match="does not load"):
-        stage.run(project.params, root, "baseline")
+        stage.run(*stage_args(project.params, root, stage.PARAMS, "baseline"), "baseline")
     assert not (root / "artifacts" / "baseline").exists()
     assert verified_dirs(root / "artifacts") == []
     assert list((root / "artifacts").iterdir()) == []
@@ -255,10 +258,10 @@ def test_a_failed_load_check_leaves_no_artifact(project, tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_baseline_file_table_is_deterministic(project, tmp_path):
     root = clone(project, tmp_path / "p")
-    first = stage.run(project.params, root, "baseline")["files"]
+    first = stage.run(*stage_args(project.params, root, stage.PARAMS, "baseline"), "baseline")["files"]
     manifest = (root / "artifacts/baseline" / MANIFEST).read_bytes()
     first_record = read_run_record(root / "runs/quantize/baseline.json")
-    second = stage.run(project.params, root, "baseline")["files"]
+    second = stage.run(*stage_args(project.params, root, stage.PARAMS, "baseline"), "baseline")["files"]
     assert first == second
     # the whole folder is the same bytes (what DVC hashes); the run records are two runs'
     assert (root / "artifacts/baseline" / MANIFEST).read_bytes() == manifest
@@ -273,7 +276,7 @@ def test_fast_backend_still_records_a_positive_wall_time(project, tmp_path, monk
     clock = iter(1000.0 + i * 0.001 for i in range(1000))  # every reading 1 ms after the last
     monkeypatch.setattr(stage, "time", SimpleNamespace(time=lambda: next(clock)))
     monkeypatch.setattr(stage, "load_check", lambda *a, **k: {"ok": True, "text": "stub"})
-    m = stage.run(project.params, root, "baseline")
+    m = stage.run(*stage_args(project.params, root, stage.PARAMS, "baseline"), "baseline")
     record = read_run_record(root / "runs/quantize/baseline.json")
     assert record["wall_seconds"] > 0 and record["artifact_content_sha256"] == m["content_sha256"]
 
@@ -287,12 +290,12 @@ def test_the_load_check_asks_the_prompt_params_name(project, tmp_path):
     params.quantize.load_check.system = None
     params.quantize.load_check.prompt = "What is the warranty period of the Vertex laptop?"
     params.quantize.load_check.new_tokens = 6
-    first = stage.run(params, root, "baseline")["load_check"]
+    first = stage.run(*stage_args(params, root, stage.PARAMS, "baseline"), "baseline")["load_check"]
     assert first["ok"] and len(first["tokens"]) == 6
     params.quantize.load_check.prompt = "Classify the support ticket: my invoice is wrong."
-    second = stage.run(params, root, "baseline")["load_check"]
+    second = stage.run(*stage_args(params, root, stage.PARAMS, "baseline"), "baseline")["load_check"]
     assert second["ok"] and second["tokens"] != first["tokens"]
-    req = stage.request_for(params, root, "baseline")
+    req = stage.request_for(*stage_args(params, root, stage.PARAMS, "baseline"), "baseline")
     assert req.load_check == [{"role": "user", "content": params.quantize.load_check.prompt}]
 
 

@@ -15,10 +15,11 @@ from pipeline.handoff import stage as handoff
 from pipeline.handoff.stage import ApprovalError
 
 from .conftest import CANDIDATE, OTHER, REPO, compare, make_artifact
+from conftest import stage_args
 
 
 def test_an_intact_project_hands_off_a_bundle_whose_chain_verifies(project):
-    index = handoff.run(project.params, project.root)
+    index = handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     assert set(index["bundles"]) == {CANDIDATE, OTHER}
     bundle = project.root / "handoff" / CANDIDATE
     chain = json.loads((bundle / "manifest.json").read_text())["chain"]
@@ -38,20 +39,20 @@ def test_an_artifact_swapped_after_evaluation_is_neither_bundled_nor_approved(pr
     shutil.rmtree(target)
     shutil.copytree(project.root / "artifacts" / OTHER, target)
     with pytest.raises(custody.CustodyError, match="is not the artifact that was evaluated"):
-        handoff.run(project.params, project.root)
+        handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     assert not (project.root / "handoff" / CANDIDATE).exists()
     assert not (project.root / "handoff" / OTHER).exists()  # nothing written at all
     with pytest.raises(ApprovalError, match="not what was evaluated"):
-        handoff.approve(project.params, project.root, CANDIDATE, by="mallory")
+        handoff.approve(*stage_args(project.params, project.root), CANDIDATE, by="mallory")
     assert not (project.root / "approvals").exists()
 
 
 def test_a_comparison_against_another_baseline_is_refused(project):
     compare(project.root, [CANDIDATE], baseline=OTHER)  # `qpipe compare --baseline <any>`
     with pytest.raises(custody.CustodyError, match="not the configured baseline"):
-        handoff.run(project.params, project.root)
+        handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     with pytest.raises(ApprovalError, match="not the configured baseline"):
-        handoff.approve(project.params, project.root, CANDIDATE, by="mallory")
+        handoff.approve(*stage_args(project.params, project.root), CANDIDATE, by="mallory")
 
 
 def test_results_edited_after_the_comparison_are_refused(project):
@@ -60,11 +61,11 @@ def test_results_edited_after_the_comparison_are_refused(project):
     m["accuracy"] = 0.99
     metrics.write_text(json.dumps(m))
     with pytest.raises(custody.CustodyError, match="changed after the comparison read it"):
-        handoff.run(project.params, project.root)
+        handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
 
 
 def test_a_tampered_bundle_with_a_recomputed_manifest_fails_its_chain(project):
-    handoff.run(project.params, project.root)
+    handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     bundle = project.root / "handoff" / CANDIDATE
     # Swap the bundle's model for other weights and re-hash everything, as a careful attacker
     # would: every file matches the manifest, the chain does not.
@@ -84,8 +85,8 @@ def test_a_tampered_bundle_with_a_recomputed_manifest_fails_its_chain(project):
 
 def test_a_requantized_artifact_needs_a_new_evaluation(project):
     make_artifact(project.root, CANDIDATE, b"X" * 2048)  # same recipe, other bytes
-    chain, problems = custody.check(project.params, project.root, CANDIDATE, project.comparison(),
-                                    project.root / "reports" / "comparison.json")
+    chain, problems = custody.check(*stage_args(project.params, project.root, handoff.PARAMS), CANDIDATE,
+                                    project.comparison(), project.root / "reports" / "comparison.json")
     assert chain["artifact_sha256"] != project.shas[CANDIDATE]
     assert any("is not the artifact that was evaluated" in p for p in problems)
 
@@ -98,7 +99,8 @@ def test_the_evaluation_set_hash_is_computed_from_the_bytes_read(tmp_path):
     (d / "evalset.jsonl").write_text(line, encoding="utf-8")
     from pipeline.io import file_sha256
 
-    (d / "card.json").write_text(json.dumps({"content_sha256": file_sha256(d / "evalset.jsonl")}))
+    (d / "card.json").write_text(json.dumps({"schema": "qpipe.evalset/v1", "samples": 1,
+                                             "content_sha256": file_sha256(d / "evalset.jsonl")}))
     es = load_evalset(d)
     assert es.sha256 == file_sha256(d / "evalset.jsonl") and len(es.items) == 1
     (d / "evalset.jsonl").write_text(line.replace("hi", "ho"), encoding="utf-8")  # edited after the split
@@ -116,7 +118,9 @@ def test_calibration_files_a_quantizer_reads_are_the_ones_built(tmp_path):
     d.mkdir()
     for n in CONSUMED:
         (d / n).write_text(f"{n} as built\n")
-    (d / "card.json").write_text(json.dumps({"files_sha256": {n: file_sha256(d / n) for n in CONSUMED}}))
+    (d / "card.json").write_text(json.dumps({"schema": "qpipe.calibration-card/v1", "name": "business",
+                                             "samples": 1, "content_sha256": file_sha256(d / "samples.jsonl"),
+                                             "files_sha256": {n: file_sha256(d / n) for n in CONSUMED}}))
     assert set(calibration_files(d)) == set(CONSUMED)
     (d / "imatrix.txt").write_text("text edited after the build\n")  # samples.jsonl untouched
     with pytest.raises(BackendError, match="imatrix.txt changed after the set was built"):

@@ -15,6 +15,7 @@ from pipeline.config import Params
 from pipeline.handoff import stage as handoff
 
 from .conftest import CANDIDATE, REPO, compare
+from conftest import stage_args
 
 
 def test_a_symlinked_folder_inside_an_artifact_is_reported_and_never_followed(project, tmp_path):
@@ -29,7 +30,7 @@ def test_a_symlinked_folder_inside_an_artifact_is_reported_and_never_followed(pr
         build_manifest(art, lineage={})
     # the handoff refuses before copying anything: no private file reaches a bundle
     with pytest.raises(Exception, match="symlink"):
-        handoff.run(project.params, project.root)
+        handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     assert not list((project.root).glob("handoff/**/id_rsa"))
 
 
@@ -67,10 +68,10 @@ def test_handoff_deletes_only_bundles_it_made(project):
     out = project.root / "handoff"
     (out / "notes").mkdir(parents=True)
     (out / "notes" / "keep.txt").write_text("a person's file")
-    handoff.run(project.params, project.root)
+    handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     assert (out / CANDIDATE).is_dir()
     compare(project.root, [])  # the candidate no longer passes anything: its bundle is stale
-    handoff.run(project.params, project.root)
+    handoff.run(*stage_args(project.params, project.root, handoff.PARAMS))
     assert not (out / CANDIDATE).exists()
     assert (out / "notes" / "keep.txt").read_text() == "a person's file"
 

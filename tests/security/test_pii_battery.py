@@ -15,6 +15,7 @@ from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.config import Params
 
 from .conftest import REPO
+from conftest import stage_args
 
 HAN = ("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩"
        "唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎"
@@ -112,7 +113,7 @@ def test_nothing_survives_the_split(tmp_path):
     data["model"]["path"] = str(REPO / "models" / "demo")
     data["data"]["sources"] = ["logs"]
     data["split"]["eval_share"] = 0.5
-    split.run(Params.model_validate(data), tmp_path)
+    split.run(*stage_args(Params.model_validate(data), tmp_path, split.PARAMS))
     outputs = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
     assert any(p.name == "evalset.jsonl" for p in outputs)
     blob = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in outputs)

@@ -179,7 +179,9 @@ def comparison(base: list[dict], per_variant: dict[str, list[dict]]) -> dict:
                      "failed": [] if passed else [
                          {"criterion": "accuracy_overall", "value": -0.35, "threshold": -0.03,
                           "message": "lower bound of the accuracy change -35 points < -3"}]},
-            "utility": -4.2 if passed else -30.1}
+            "utility": {"score": -4.2 if passed else -30.1, "accuracy_loss_pts": 4.2,
+                        "throughput_gain_pct": None, "instability_pct": 0.0,
+                        "weights": {"alpha": 1.0, "beta": 1.0, "gamma": 3.0}}}
     out["variants"][NOT_SERVED] = {"variant": NOT_SERVED, "served": False,
                                    "reason": f"not served here: {VARIANTS[NOT_SERVED]['reason']}"}
     return out
@@ -210,11 +212,13 @@ def build_project(root: Path) -> Params:
     """Write the whole evaluated project under `root`; return its params."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(params_yaml(), sort_keys=False))
+    card = {"schema": "qpipe.calibration-card/v1"}
     write_json(root / "data/calibration/business/card.json",
-               {"name": "business", "samples": 16, "content_sha256": CALIB_SHA})
+               card | {"name": "business", "samples": 16, "content_sha256": CALIB_SHA})
     write_json(root / "data/calibration/none/card.json",
-               {"name": "none", "samples": 0, "content_sha256": None})
-    write_json(root / "data/evalset/card.json", {"samples": 12, "content_sha256": EVALSET_SHA})
+               card | {"name": "none", "samples": 0, "content_sha256": None})
+    write_json(root / "data/evalset/card.json", {"schema": "qpipe.evalset/v1", "items": "qpipe.eval-item/v1",
+                                                 "samples": 12, "content_sha256": EVALSET_SHA})
     for variant in VARIANTS:
         art = root / "artifacts" / variant
         write_json(art / "manifest.json", manifest(variant))

@@ -8,6 +8,7 @@ from mlflow import MlflowClient
 from pipeline import tracking
 from .conftest import (CALIB_SHA, EVALSET_SHA, FAILED, GIT, NOT_SERVED, SERVED,
                                      VARIANTS)
+from conftest import stage_args
 
 
 def store(root):
@@ -27,7 +28,7 @@ def runs_by_name(uri: str, experiment: str) -> dict:
 @pytest.fixture
 def logged(evaluated):
     params, root = evaluated
-    summary = tracking.run(params, root, tracking_uri=store(root))
+    summary = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=store(root))
     return params, root, summary
 
 
@@ -65,7 +66,7 @@ def test_served_variant_params_tags_metrics_and_artifacts(logged):
                 "slice/scenario/tool_call/accuracy_delta_ci_high", "detectors/json_validity",
                 "consistency/task_agreement", "speed/output_tokens_per_second", "speed/ttft_p99",
                 "speed/tpot_p50", "memory/engine_peak_rss_bytes", "size_bytes", "compression",
-                "quantize/wall_seconds", "bench/output_tps_ratio", "gate/passed", "utility"):
+                "quantize/wall_seconds", "bench/output_tps_ratio", "gate/passed", "utility/score"):
         assert key in m, key
     files = {a.path for folder in ("results", "artifact", "report", "datasets/calibration")
              for a in mlflow.list_artifacts(run.info.run_id, folder)}
@@ -112,7 +113,7 @@ def test_not_served_variant_is_tagged_with_its_reason(logged):
 def test_second_call_adds_no_runs(logged):
     params, root, first = logged
     before = sum(len(v) for v in runs_by_name(store(root), "tiny-llama").values())
-    again = tracking.run(params, root, tracking_uri=store(root))
+    again = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=store(root))
     assert again["logged"] == [] and sorted(again["skipped"]) == sorted(VARIANTS)
     assert again["runs"] == first["runs"] and again["parent_run_id"] == first["parent_run_id"]
     assert sum(len(v) for v in runs_by_name(store(root), "tiny-llama").values()) == before
@@ -122,7 +123,7 @@ def test_a_run_left_running_is_replaced(logged):
     params, root, first = logged
     mlflow = MlflowClient(store(root))
     mlflow.update_run(first["runs"]["baseline"], status="RUNNING")  # as if the call had died
-    again = tracking.run(params, root, tracking_uri=store(root))
+    again = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=store(root))
     assert again["logged"] == ["baseline"] and again["runs"]["baseline"] != first["runs"]["baseline"]
     assert mlflow.get_run(first["runs"]["baseline"]).info.lifecycle_stage == "deleted"
     assert len(runs_by_name(store(root), "tiny-llama")["baseline"]) == 1
@@ -131,7 +132,7 @@ def test_a_run_left_running_is_replaced(logged):
 def test_new_results_make_a_new_execution(logged):
     params, root, first = logged
     (root / "results/gptq_w4a16_business/engine.log").write_text("INFO re-evaluated\n")
-    again = tracking.run(params, root, tracking_uri=store(root))
+    again = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=store(root))
     assert again["parent_run_id"] != first["parent_run_id"]
     assert sorted(again["logged"]) == sorted(VARIANTS)
     runs = runs_by_name(store(root), "tiny-llama")
@@ -143,7 +144,7 @@ def test_relative_sqlite_uri_lands_in_the_project(evaluated, monkeypatch, tmp_pa
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.chdir(tmp_path)  # not the project: the store must still go to <root>/mlflow.db
     (root / "mlflow.db").unlink()
-    summary = tracking.run(params, root)
+    summary = tracking.run(*stage_args(params, root, tracking.log.PARAMS))
     assert summary["tracking_uri"] == f"sqlite:///{root.resolve() / 'mlflow.db'}"
     assert (root / "mlflow.db").is_file() and (root / "mlruns").is_dir()
     assert not (tmp_path / "mlruns").exists()

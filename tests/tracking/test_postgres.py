@@ -18,6 +18,7 @@ from mlflow import MlflowClient
 
 from pipeline import tracking
 from .conftest import CALIB_SHA, FAILED, VARIANTS, free_port, mlflow_server, skip_or_fail
+from conftest import stage_args
 
 pytestmark = pytest.mark.slow
 APT = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"]
@@ -95,9 +96,9 @@ def test_log_to_a_tracking_server_on_postgresql(evaluated, tmp_path, capsys, mon
         with mlflow_server(backend, tmp_path / "server.log",
                            artifacts=["--artifacts-destination", str(artifacts)]) as (url, took):
             start = time.monotonic()
-            summary = tracking.run(params, root, tracking_uri=url)
+            summary = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=url)
             first_log = time.monotonic() - start
-            again = tracking.run(params, root, tracking_uri=url)
+            again = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=url)
             check_runs(url, summary)
             monkeypatch.setenv("MLFLOW_REGISTRY_URI", url)  # `models:/` URIs resolve through it
             check_registry(params, root, url, tmp_path)

@@ -6,6 +6,8 @@ import pytest
 
 from pipeline.tracking import project
 from .conftest import CALIB_SHA, EVALSET_SHA, FAILED, NOT_SERVED
+from conftest import stage_args
+from pipeline.tracking.log import PARAMS as TRACK
 
 
 @pytest.mark.parametrize("parts, name", [
@@ -30,7 +32,7 @@ def test_statuses(evaluated):
 
 
 def project_records(params, root):
-    return {v.name: v for v in project.load_execution(params, root).variants}
+    return {v.name: v for v in project.load_execution(*stage_args(params, root, TRACK)).variants}
 
 
 def test_datasets_carry_the_hashes_the_variant_used(evaluated):
@@ -44,7 +46,8 @@ def test_datasets_carry_the_hashes_the_variant_used(evaluated):
 def test_a_rebuilt_calibration_card_is_recorded_beside_the_hash_used(evaluated):
     params, root = evaluated
     card = root / "data/calibration/business/card.json"
-    card.write_text(json.dumps({"name": "business", "samples": 16, "content_sha256": "f" * 64}))
+    card.write_text(json.dumps({"schema": "qpipe.calibration-card/v1", "name": "business", "samples": 16,
+                                "content_sha256": "f" * 64}))
     calib = project_records(params, root)["gptq_w4a16_business"].datasets[0]
     assert calib.content_sha256 == CALIB_SHA  # what the artifact was made with
     assert calib.card_sha256 == "f" * 64
@@ -52,7 +55,7 @@ def test_a_rebuilt_calibration_card_is_recorded_beside_the_hash_used(evaluated):
 
 def test_params_tags_and_metrics_of_a_quantized_variant(evaluated):
     params, root = evaluated
-    ex = project.load_execution(params, root)
+    ex = project.load_execution(*stage_args(params, root, TRACK))
     gguf = next(v for v in ex.variants if v.name == "gguf_q4_k_m_business")
     p = project.variant_params(params, gguf)
     assert p["scheme"] == "gguf_q4_k_m" and "bits" not in p  # a K-quant mixes bit widths
@@ -77,28 +80,28 @@ def test_the_run_record_is_read_only_for_the_bytes_it_made(evaluated):
     """Run facts come from quantize.runs_dir/<variant>.json, and only while the record names the
     artifact's content hash: a record left by a run that made other bytes is not this artifact's."""
     params, root = evaluated
-    gguf = next(v for v in project.load_execution(params, root).variants
+    gguf = next(v for v in project.load_execution(*stage_args(params, root, TRACK)).variants
                 if v.name == "gguf_q4_k_m_business")
     assert gguf.run["wall_seconds"] == 12.5 and gguf.files["quantize_run"]
     path = root / "runs/quantize/gguf_q4_k_m_business.json"
     record = json.loads(path.read_text())
     path.write_text(json.dumps(record | {"artifact_content_sha256": "f" * 64}))
-    ex = project.load_execution(params, root)
+    ex = project.load_execution(*stage_args(params, root, TRACK))
     gguf = next(v for v in ex.variants if v.name == "gguf_q4_k_m_business")
     assert gguf.run == {} and "quantize_run" not in gguf.files
     assert "quantize/wall_seconds" not in project.variant_metrics(gguf)
     assert "git_commit" not in project.variant_tags(params, gguf, ex)
     path.write_text(json.dumps(record | {"schema": "qpipe.quantize-run/v0"}))
     with pytest.raises(ValueError, match="quantize-run/v0.*fix: re-run its quantize stage"):
-        project.load_execution(params, root)
+        project.load_execution(*stage_args(params, root, TRACK))
 
 
 def test_execution_id_follows_the_files(evaluated):
     params, root = evaluated
-    first = project.load_execution(params, root).id
-    assert project.load_execution(params, root).id == first
+    first = project.load_execution(*stage_args(params, root, TRACK)).id
+    assert project.load_execution(*stage_args(params, root, TRACK)).id == first
     (root / "results/gptq_w4a16_business/engine.log").write_text("another run\n")
-    assert project.load_execution(params, root).id != first
+    assert project.load_execution(*stage_args(params, root, TRACK)).id != first
 
 
 def test_calibration_effect_becomes_parent_run_metrics():

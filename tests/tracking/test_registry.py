@@ -11,6 +11,7 @@ from mlflow import MlflowClient
 from pipeline import tracking
 from pipeline.tracking import TrackingError
 from .conftest import NOT_SERVED
+from conftest import stage_args
 
 
 def bundle(tmp_path, text="weights v1"):
@@ -28,7 +29,7 @@ def bundle(tmp_path, text="weights v1"):
 def logged(evaluated):
     params, root = evaluated
     uri = f"sqlite:///{root / 'mlflow.db'}"
-    summary = tracking.run(params, root, tracking_uri=uri)
+    summary = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=uri)
     return params, root, uri, summary
 
 

@@ -12,6 +12,7 @@ from mlflow import MlflowClient
 
 from pipeline import tracking
 from .conftest import VARIANTS, mlflow_server, skip_or_fail
+from conftest import stage_args
 
 pytestmark = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,7 +40,7 @@ def browser():
 def test_runs_and_compare_views_show_every_variant(evaluated, browser, tmp_path):
     params, root = evaluated
     uri = f"sqlite:///{root / 'mlflow.db'}"
-    summary = tracking.run(params, root, tracking_uri=uri)
+    summary = tracking.run(*stage_args(params, root, tracking.log.PARAMS), tracking_uri=uri)
     exp_id = MlflowClient(uri).get_experiment_by_name("tiny-llama").experiment_id
     shots = tmp_path / "screenshots"  # kept by pytest under its basetemp, to look at
     shots.mkdir()

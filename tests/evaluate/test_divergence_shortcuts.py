@@ -1,0 +1,45 @@
+"""The divergence stage's two shortcuts give exactly what the passes they skip would give:
+byte-identical weights (a re-served baseline) score exact zeros, and a greedy output equal to the
+gold answer lends its passes to the reference's log-likelihood."""
+
+import copy
+
+import pytest
+import torch
+
+from pipeline.evaluate.divergence import item_signals, load_reference
+
+from .conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def models():
+    base = load_reference(REPO / "models" / "demo")
+    noised = copy.deepcopy(base)
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in noised.parameters():
+            if p.dim() == 2:
+                p.add_(torch.randn(p.shape, generator=gen) * p.std() * 0.1)
+    return base, noised
+
+
+PROMPT = [1, 17, 240, 33, 91, 5, 402, 77]
+ANSWER = [12, 310, 44, 9, 2]
+
+
+def test_identical_weights_score_what_the_passes_would(models):
+    base, _ = models
+    computed = item_signals(base, base, PROMPT, ANSWER, ANSWER[:3])
+    assert computed["kl"] and max(computed["kl"]) == 0.0 and computed["ref_loglik_delta"] == 0.0
+    assert item_signals(base, None, PROMPT, ANSWER, ANSWER[:3]) == computed
+    assert item_signals(base, None, PROMPT, [], []) == item_signals(base, base, PROMPT, [], [])
+
+
+def test_an_output_equal_to_the_answer_reuses_its_passes(models):
+    base, noised = models
+    shared = item_signals(base, noised, PROMPT, ANSWER, ANSWER)
+    alone = item_signals(base, noised, PROMPT, [], ANSWER)  # the reference's own passes
+    assert shared["ref_loglik_delta"] == alone["ref_loglik_delta"] != 0.0
+    assert shared["ref_tokens"] == alone["ref_tokens"] == len(ANSWER)
+    assert item_signals(base, noised, PROMPT, ANSWER, ANSWER[:4])["ref_loglik_delta"] != shared["ref_loglik_delta"]
