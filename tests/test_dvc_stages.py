@@ -208,3 +208,26 @@ def test_data_paths_are_the_ones_the_code_uses():
     assert by_name["handoff"]["outs"] == [rel(layout.handoff)]
     assert {rel(layout.reports / "comparison.json")} <= set(by_name["compare"]["outs"])
     assert {str(s) for s in params.data.sources} <= set(by_name["split"]["deps"])
+
+
+def test_every_declared_param_is_written_in_params_yaml():
+    """DVC refuses to run a stage whose params key is missing from params.yaml (a model default
+    is not enough): every key a stage declares is written there."""
+    import yaml
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    data = yaml.safe_load((REPO / "params.yaml").read_text())
+
+    def written(key: str) -> bool:
+        node = data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    with Repo(str(REPO)) as repo:
+        missing = sorted({f"{s.addressing}: {k}" for s in repo.index.stages for d in s.deps
+                          if isinstance(d, ParamsDependency) for k in d.params if not written(k)})
+    assert not missing, f"declared in dvc.yaml, missing from params.yaml: {missing}"
