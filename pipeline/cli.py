@@ -130,15 +130,14 @@ def _failure_tracked(p, layout, variant: str):
 
 @app.command()
 def validate(params: Path = ParamsOpt) -> None:
-    """Check params.yaml, the recipes it names and the paths it uses; report every problem."""
-    from pipeline.validate import validate_project
+    """Check params.yaml, the recipes it names and the paths it uses; report every problem. Then
+    the tool environments its variants need: ready, or made at first need (a note, no problem)."""
+    from pipeline.environments import needed
 
-    problems = validate_project(params)
-    if problems:
-        _problems(problems)
-        console.print(f"[red]{len(problems)} problem(s) in {params}[/red]")
-        raise typer.Exit(1)
+    p = _params(params)[0]  # exits 1 listing every problem
     console.print(f"[green]{params}: OK[/green]")
+    for env in needed(p):
+        console.print(env.line(), markup=False, highlight=False)
 
 
 @calib_app.command("split")

@@ -24,7 +24,7 @@ KERNELS = {"artifacts", "contracts", "engines", "stats", "tracking", "config", "
            "importgraph.py", "layout.py", "models.py", "names.py", "plugins.py", "processes.py",
            "progress.py", "secrets.py", "llamacpp_tools.py", "logs.py", "stage_params.py"}
 # Above every stage: the command line and the whole-project validation call into stages.
-ORCHESTRATION = {"cli.py", "validate.py"}
+ORCHESTRATION = {"cli.py", "validate.py", "environments.py"}
 # Kernels with a narrower rule of their own.
 # manifest + verify depend on nothing else; the contracts (typed files between stages) neither
 ONLY = {"artifacts": {"errors.py", "io.py"}, "contracts": {"errors.py", "io.py"}}

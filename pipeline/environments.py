@@ -1,0 +1,99 @@
+"""Which tool environments a project's variants need, and which of them this machine has.
+
+Tools whose pins conflict with the core environment live in their own locked environments,
+made once per machine under ``${QPIPE_CACHE:-~/.cache/qpipe}/envs/<name>-<hash>`` the first time
+a stage needs them (the vLLM engine by scripts/setup-vllm.sh; the GPTQModel, ModelOpt and
+AutoAWQ backends by scripts/setup-backend-env.sh), and llama.cpp's tools are built once by
+scripts/setup-llamacpp.sh. `qpipe validate` lists them so a user knows what the first run will
+make, and the one command that makes each now. Nothing here makes an environment.
+
+The hash is the set-up script's own: SHA256 over the lock file then the script, 12 hex digits
+(``cat lock script | sha256sum | cut -c1-12``); tests/test_environments.py checks it against the
+scripts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# (what it is, the set-up's rough cost here: a warm pip cache / cold, or the build)
+ENGINE_ENVS = {"vllm": ("scripts/setup-vllm.sh", "constraints/vllm.txt", "~90 s (6–7 min cold)")}
+BACKEND_SETUP = "scripts/setup-backend-env.sh"
+BACKEND_COST = "~70 s each"
+LLAMACPP = ("scripts/setup-llamacpp.sh", "~10 min: a build from source on 2 cores")
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str            # vllm, gptqmodel, …, llama.cpp
+    needed_by: tuple[str, ...]
+    ready: bool
+    where: str           # the folder (or the override that replaces it)
+    command: str         # the one command that makes it
+    cost: str
+
+    def line(self) -> str:
+        users = ", ".join(self.needed_by)
+        if self.ready:
+            return f"{self.name}: ready ({self.where}) — for {users}"
+        return (f"{self.name}: not made yet — the first stage that needs it makes it ({self.cost}); "
+                f"now: `{self.command}` — for {users}")
+
+
+def cache() -> Path:
+    return Path(os.environ.get("QPIPE_CACHE") or Path.home() / ".cache" / "qpipe")
+
+
+def env_dir(name: str, script: str, lock: str, root: Path = ROOT) -> Path:
+    """Where the set-up script makes environment `name` for this lock file and script."""
+    key = hashlib.sha256((root / lock).read_bytes() + (root / script).read_bytes()).hexdigest()[:12]
+    return cache() / "envs" / f"{name}-{key}"
+
+
+def _locked(name: str, script: str, lock: str, override: str | None, needed_by: list[str],
+            cost: str, command: str) -> Environment:
+    if override:
+        return Environment(name, tuple(needed_by), True, f"given: {override}", command, cost)
+    d = env_dir(name, script, lock)
+    return Environment(name, tuple(needed_by), (d / ".ready").is_file(), str(d), command, cost)
+
+
+def needed(params) -> list[Environment]:
+    """Every environment the variants of `params` (validated Params) need, with its state."""
+    from pipeline.llamacpp_tools import LlamaCppMissing, locate
+    from pipeline.plugins import backend_class
+    from pipeline.quantize.base import ExternalBackend
+
+    engines: dict[str, list[str]] = {}
+    backends: dict[str, list[str]] = {}
+    llama: list[str] = []
+    for name, v in params.variants.items():
+        engine = params.engine_for(name)
+        if engine in ENGINE_ENVS:
+            engines.setdefault(engine, []).append(name)
+        if engine == "llamacpp" or v.format == "gguf":
+            llama.append(name)
+        if issubclass(backend_class(v.backend), ExternalBackend):
+            backends.setdefault(v.backend, []).append(name)
+    out = []
+    for engine, users in sorted(engines.items()):
+        script, lock, cost = ENGINE_ENVS[engine]
+        given = getattr(params.engines, engine).model_dump().get("python") \
+            or os.environ.get(f"QPIPE_{engine.upper()}_PYTHON")
+        out.append(_locked(engine, script, lock, given, users, cost, f"bash {script}"))
+    for backend, users in sorted(backends.items()):
+        out.append(_locked(backend, BACKEND_SETUP, f"constraints/{backend}.txt",
+                           os.environ.get(f"QPIPE_{backend.upper()}_PYTHON"), users, BACKEND_COST,
+                           f"bash {BACKEND_SETUP} {backend}"))
+    if llama:
+        try:
+            where, ready = str(locate().bin_dir), True
+        except LlamaCppMissing:
+            where, ready = str(cache() / "llama.cpp"), False
+        out.append(Environment("llama.cpp", tuple(llama), ready, where, f"bash {LLAMACPP[0]}",
+                               LLAMACPP[1]))
+    return out
