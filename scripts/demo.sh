@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 full=0
 if [ "${1:-}" = "--full" ]; then full=1; shift; fi
 bash scripts/setup.sh
-bash scripts/setup-llamacpp.sh
+# llama.cpp's build (compiling, ~10 min on 2 cores) overlaps the environments' pip installs.
+bash scripts/setup-llamacpp.sh & llamacpp=$!
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
 needs=$(.venv/bin/python - "$full" <<'PY'
 import sys
@@ -26,6 +27,7 @@ print(" ".join(sorted({v["backend"] for v in data["variants"].values()} & {"gptq
 PY
 )
 for backend in $needs; do bash scripts/setup-backend-env.sh "$backend"; done
+wait "$llamacpp" || { echo "demo: llama.cpp's tools could not be built (above)" >&2; exit 1; }
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false \
        DVC_SITE_CACHE_DIR="$PWD/.dvc/tmp/site-cache" PATH="$PWD/.venv/bin:$PATH"

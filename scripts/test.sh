@@ -5,9 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh   # PostgreSQL and Chromium for the tracking tests
 bash scripts/setup.sh
-bash scripts/setup-llamacpp.sh
+# llama.cpp's build (compiling, ~10 min on 2 cores) overlaps the environments' pip installs.
+bash scripts/setup-llamacpp.sh & llamacpp=$!
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
 bash scripts/setup-backend-env.sh all   # GPTQModel, ModelOpt, AutoAWQ: one locked environment each
+wait "$llamacpp" || { echo "test: llama.cpp's tools could not be built (above)" >&2; exit 1; }
 # PostgreSQL and Chromium were just installed: a tracking test that cannot find them fails.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false \
