@@ -337,3 +337,15 @@ def test_reproduce_rebuilds_a_calibrated_gguf_byte_for_byte(served, tmp_path):
     assert json.loads((tmp_path / "again" / Q8 / MANIFEST).read_text())["files"] == recorded["files"]
     assert (tmp_path / "again" / f"{Q8}.run.json").is_file()
     assert not list((served.root / "artifacts").glob(".staging-*"))
+
+
+def test_reproduce_rebuilds_gptq_byte_for_byte(served, tmp_path):
+    """llm-compressor's GPTQ rebuilds byte for byte: the calibration samples keep the set's order
+    (llm-compressor shuffles them by default, and GPTQ's rounding follows the Hessian's
+    accumulation order) and the tokenizer saved beside the weights is a fresh load."""
+    from pipeline.quantize.reproduce import reproduce
+
+    gptq = "gptq_w4a16_business"
+    served.artifact(gptq)
+    result = reproduce(*stage_args(served.params, served.root, quantize.PARAMS, gptq), gptq)
+    assert result.matches and result.manifest_identical, result.lines()
