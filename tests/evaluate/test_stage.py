@@ -64,8 +64,9 @@ def test_results_have_per_sample_records_slices_and_engine_facts(q8_full):
         (q8_full.root / "data" / "evalset" / "card.json").read_text())["content_sha256"]
     engine_log = (q8_full.root / "results" / Q8 / "engine.log").read_text()
     assert "llama-server" in engine_log
-    # no host prompt cache: it logged its whole state at every request (quadratic log growth)
-    assert "cache state:" not in engine_log and len(engine_log) < 2_000 * len(recs)
+    # no host prompt cache: it logged its whole state at every request (quadratic log growth:
+    # ~95 kB per request over 1,501 requests; -lv 4 alone writes ~3 kB per request)
+    assert "cache state:" not in engine_log and len(engine_log) < 10_000 * len(recs)
     assert run["artifact"]["path"] == f"artifacts/{Q8}"  # relative: records compare across hosts
 
 
