@@ -42,12 +42,18 @@ class BackendFacts:
 
 
 def _targets() -> dict[str, str]:
-    """name -> "module:Class" from the installed entry points, or — running from a source tree
-    that was never installed — from pyproject.toml itself."""
-    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
-    if not found and PYPROJECT.is_file():
+    """name -> "module:Class": the installed entry points of other packages, and this package's
+    own from the pyproject.toml beside it when running from a source tree (an editable install's
+    metadata is a copy made at `pip install -e .` time: a backend added to pyproject.toml since
+    then is found all the same, and `pip install -e .` refreshes the copy)."""
+    found: dict[str, str] = {}
+    for ep in entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        if dist is None or dist.name != "qpipe" or not PYPROJECT.is_file():
+            found[ep.name] = ep.value
+    if PYPROJECT.is_file():
         table = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
-        found = dict(table.get("project", {}).get("entry-points", {}).get(GROUP, {}))
+        found.update(table.get("project", {}).get("entry-points", {}).get(GROUP, {}))
     if not found:
         raise PluginError(f"no quantization backend is registered (entry-point group {GROUP!r}) — "
                           "fix: `pip install -e .` in the repository (bash scripts/setup.sh)")

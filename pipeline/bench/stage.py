@@ -30,6 +30,7 @@ import numpy as np
 from pipeline import progress
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.stats.paired import latency_test
+from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
 from pipeline.stage_params import Declared
@@ -161,6 +162,8 @@ def served_variants(params) -> tuple[list[str], dict[str, str]]:
             left_out[n] = f"not served here: {params.variants[n].reason}"
         elif engine == "transformers":
             left_out[n] = "transformers reference engine: not a serving engine"
+        elif not get_engine(engine).serving:
+            left_out[n] = f"{engine} engine: {get_engine(engine).speed_note}"
         else:
             continue
         names.remove(n)

@@ -142,7 +142,9 @@ def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cf
         speed["latency_vs_baseline"] = latency_test([x["latency"] for x in base_r],
                                                     [x["latency"] for x in r])
     else:
-        speed["note"] = "not comparable: a reference engine measures itself, not serving speed"
+        speed["note"] = "not comparable: " + (
+            (m["speed"].get("note") if not m["speed"]["serving_engine"] else None)
+            or "a reference engine measures itself, not serving speed")
     return {"variant": m["variant"], "served": True, "engine": m["engine"],
             "reference": reference or base_m["variant"],
             "size_bytes": m.get("size_bytes"),

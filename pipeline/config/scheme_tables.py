@@ -14,7 +14,7 @@ class SchemeInfo:
     """What a scheme is: which family, whether it needs calibration data, its shape rules."""
 
     name: str
-    family: Literal["baseline", "compressed", "gguf"]
+    family: Literal["baseline", "compressed", "gguf", "mlx"]
     needs_calibration: bool
     group_size: int | None = None  # in-features must divide by it; None: per-channel / none
     recipe_schemes: frozenset[str] = frozenset()  # llm-compressor presets a recipe may name
@@ -38,12 +38,20 @@ for _info in (
     SchemeInfo("gguf_q4_0", "gguf", True, 32),
     SchemeInfo("gguf_q8_0", "gguf", True, 32),
     SchemeInfo("gguf_f16", "gguf", False),
+    # MLX-LM's own checkpoints (backend mlx, engine mlx): calibration-free. Affine 4/8-bit take
+    # the group size from the recipe (32, 64 or 128; 64 by default); the microscaling formats
+    # have theirs fixed. MLX quantizes the embedding and lm_head too.
+    SchemeInfo("mlx_q4", "mlx", False, 64, bits=4),
+    SchemeInfo("mlx_q8", "mlx", False, 64, bits=8),
+    SchemeInfo("mlx_mxfp4", "mlx", False, 32, bits=4),
+    SchemeInfo("mlx_nvfp4", "mlx", False, 16, bits=4),
+    SchemeInfo("mlx_mxfp8", "mlx", False, 32, bits=8),
 ):
     SCHEMES.add(_info.name, _info)
 
 
 def family(name: str) -> frozenset[str]:
-    """The schemes of one family (baseline, compressed, gguf)."""
+    """The schemes of one family (baseline, compressed, gguf, mlx)."""
     return frozenset(n for n in SCHEMES if SCHEMES.get(n).family == name)
 
 

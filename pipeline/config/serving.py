@@ -35,6 +35,17 @@ class LlamaCppSettings(_EngineSettings):
     kv_cache_dtype: str = "f16"        # -ctk/-ctv: stated, never left to the engine's default
 
 
+class MlxSettings(_EngineSettings):
+    """mlx_lm.server (engine mlx, docs/mlx.md §3): greedy, no per-request seed (a seed takes a
+    request out of continuous batching)."""
+
+    startup_timeout: PositiveFloat = 300.0
+    python: str | None = None          # the mlx environment's python (default: the set-up's)
+    max_tokens: PositiveInt = 512      # the server's default for a request without max_tokens
+    decode_concurrency: PositiveInt = 32
+    prompt_concurrency: PositiveInt = 8
+
+
 class TransformersSettings(_EngineSettings):
     device: Device = "cpu"
 
@@ -50,10 +61,11 @@ class EnginesConfig(_Section):
 
     formats: dict[str, str] = Field(default_factory=lambda: {
         "hf": "vllm", "compressed-tensors": "vllm", "gptq": "vllm", "awq": "vllm",
-        "modelopt": "vllm", "gguf": "llamacpp"})
+        "modelopt": "vllm", "gguf": "llamacpp", "mlx": "mlx"})
     vllm: VllmSettings = Field(default_factory=VllmSettings)
     llamacpp: LlamaCppSettings = Field(default_factory=LlamaCppSettings)
     transformers: TransformersSettings = Field(default_factory=TransformersSettings)
+    mlx: MlxSettings = Field(default_factory=MlxSettings)
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
 
     @field_validator("formats")

@@ -123,6 +123,12 @@ class Variant(_Section):
         if self.engine == "llamacpp" and not self.scheme.startswith("gguf_"):
             issues.append((("engine",), f"engine 'llamacpp' cannot serve scheme "
                            f"'{self.scheme}'", "llama.cpp serves gguf_* schemes; use vllm"))
+        if self.engine == "mlx" and not self.scheme.startswith("mlx_"):
+            issues.append((("engine",), f"engine 'mlx' cannot serve scheme '{self.scheme}'",
+                           "mlx_lm.server serves the mlx backend's checkpoints (mlx_* schemes)"))
+        if self.scheme.startswith("mlx_") and self.engine not in ("mlx", "none", "openai"):
+            issues.append((("engine",), f"engine '{self.engine}' cannot serve scheme '{self.scheme}' "
+                           "(an MLX checkpoint)", "set `engine: mlx`"))
         return issues
 
 

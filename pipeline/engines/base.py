@@ -74,6 +74,9 @@ class Engine(ABC):
     name: ClassVar[str]
     formats: ClassVar[frozenset[str]]   # artifact formats it can serve
     serving: ClassVar[bool] = True      # a real serving engine (its speed is comparable)
+    # why a non-serving engine's speed is kept out of comparisons (bench, reports)
+    speed_note: ClassVar[str] = ("transformers reference: measures transformers, not a serving "
+                                 "engine; kept out of speed comparisons")
     accepts_parallel: ClassVar[bool] = True
 
     def __init__(self, artifact: Path, settings: dict[str, Any], *, log_path: Path,
@@ -93,6 +96,10 @@ class Engine(ABC):
 
     @abstractmethod
     def info(self) -> EngineInfo: ...
+
+    def check_prompts(self, prompts: list[list[int]], labels: list[str] | None = None) -> None:
+        """Before evaluation: refuse prompts this engine could not serve as the harness rendered
+        them (an engine that takes text checks its tokenization; see engines/mlx.py)."""
 
     def pids(self) -> list[int]:
         """Processes whose memory is the engine's (for peak-memory sampling)."""
@@ -351,7 +358,7 @@ def register(cls: type[Engine]) -> type[Engine]:
 
 def engine_names() -> tuple[str, ...]:
     """Every engine, as its class declares itself (importing the modules registers them)."""
-    from pipeline.engines import llamacpp, openai, transformers, vllm  # noqa: F401  (register)
+    from pipeline.engines import llamacpp, mlx, openai, transformers, vllm  # noqa: F401  (register)
 
     return tuple(ENGINES)
 

@@ -113,15 +113,15 @@ def _burst_share(records: list[dict]) -> float | None:
     return round(sum(r["ttft"] >= 0.8 * r["latency"] for r in multi) / len(multi), 4) if multi else None
 
 
-def speed(records: list[dict], wall: float, serving: bool) -> dict[str, Any]:
+def speed(records: list[dict], wall: float, serving: bool, note: str | None = None) -> dict[str, Any]:
     out_tokens = sum(r["output_tokens"] for r in records)
     ttft = [r["ttft"] for r in records if r["ttft"] is not None]
     tpot = [(r["latency"] - r["ttft"]) / (r["output_tokens"] - 1) for r in records
             if r["ttft"] is not None and r["output_tokens"] > 1]
     pct = lambda a, q: round(float(np.percentile(a, q)), 5) if a else None  # noqa: E731
     return {"serving_engine": serving,
-            "note": None if serving else "transformers reference: measures transformers, "
-                                         "not a serving engine; kept out of speed comparisons",
+            "note": None if serving else (note or "transformers reference: measures transformers, "
+                                                  "not a serving engine; kept out of speed comparisons"),
             "wall_seconds": round(wall, 3), "output_tokens_per_second": round(out_tokens / wall, 2),
             "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
             "tpot_p50": pct(tpot, 50), "tpot_p99": pct(tpot, 99),
@@ -151,6 +151,9 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = render(tokenizer, evalset.items)
     eng = open_engine(params, layout, name, out / "engine.log", engine=engine, artifact=artifact)
+    # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
+    # to the harness's ids
+    eng.check_prompts(prompts, [item.id for item in evalset.items])
     started = time.time()
     with eng, MemorySampler(eng.pids) as mem:
         t_ready = time.time() - started
@@ -180,7 +183,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     manifest = eng.verified_manifest
     metrics = {"schema": SCHEMA, "variant": name, "served": True, **accuracy(records),
                "detectors": detectors.variant_detectors(records, max_tokens=ev.max_tokens),
-               "speed": speed(records, wall, info.serving),
+               "speed": speed(records, wall, info.serving, type(eng).speed_note),
                "memory": {"engine_peak_rss_bytes": mem.peak or None, "gpu": gpu},
                "engine": {"name": info.name, "version": info.version, "kernel": info.kernel,
                           "serving": info.serving, "reason": params.variants[name].reason},

@@ -24,8 +24,8 @@ def test_the_full_matrix_validates_and_only_adds_variants():
     params = Params.model_validate(full)
     # every backend and every engine the pipeline has is in the full matrix
     assert {v.backend for v in params.variants.values()} == {
-        "none", "llmcompressor", "llamacpp", "gptqmodel", "autoawq", "modelopt"}
-    assert {params.engine_for(n) for n in params.variants} == {"vllm", "llamacpp", "transformers", "none"}
+        "none", "llmcompressor", "llamacpp", "gptqmodel", "autoawq", "modelopt", "mlx"}
+    assert {params.engine_for(n) for n in params.variants} == {"vllm", "llamacpp", "transformers", "none", "mlx"}
 
 
 def test_a_variant_in_both_files_is_refused(tmp_path):

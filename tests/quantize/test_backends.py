@@ -8,7 +8,7 @@ from pipeline.config import backend_schemes, load_params
 from pipeline.quantize.base import MissingDependency, get_backend
 
 EXPECTED = {"none": "hf", "llmcompressor": "compressed-tensors", "llamacpp": "gguf",
-            "gptqmodel": "gptq", "autoawq": "awq", "modelopt": "modelopt"}
+            "gptqmodel": "gptq", "autoawq": "awq", "modelopt": "modelopt", "mlx": "mlx"}
 
 
 def test_every_backend_is_registered_and_declares_itself():
