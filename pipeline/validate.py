@@ -59,6 +59,7 @@ def validate_project(params_path: Path, *, root: Path | None = None) -> list[Pro
     problems += [p for r in recipes.values() for p in r.problems]
     problems += _check_model_shapes(doc, root, recipes)
     problems += _check_presets(doc, root)
+    problems += _check_mlx_rope(doc, root)
     problems += _check_lm_eval_code(doc, root)
     logger.debug("validated %s: %d problems", params_path, len(problems))
     return problems
@@ -218,6 +219,11 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
         if scheme not in SCHEMES or not SCHEMES.get(str(scheme)).group_size:
             continue
         recipe_path = str(variant.get("recipe"))
+        if variant.get("backend") == "mlx":  # MLX quantizes the embedding and lm_head too
+            group = _external_group_size("mlx", root / recipe_path)
+            if group:
+                problems += _mlx_shape_problems(doc, name, str(scheme), group, families, recipe_path)
+            continue
         if recipe_format(str(variant.get("backend"))) == "tool":  # the tool's own recipe names its group
             group = _external_group_size(str(variant["backend"]), root / recipe_path)
             if group:
@@ -258,6 +264,78 @@ def _external_shape_problems(doc: YamlDoc, variant: str, group: int, families: F
             f"{len(hit)} Linear layers ({', '.join(kinds)}) cannot be quantized",
             f"use a group size in {recipe_path} that divides {value} (e.g. 32 or 64)"))
     return problems
+
+
+def _mlx_shape_problems(doc: YamlDoc, variant: str, scheme: str, group: int, families: Families,
+                        recipe_path: str) -> list[Problem]:
+    """MLX quantizes every Linear, the embedding and lm_head, and silently leaves unquantized a
+    layer whose in-features its group size does not divide (a different model, no error)."""
+    from pipeline.quantize.mlx import MLX_SCHEMES, dividing_group
+
+    widths = [value for _, value, _ in families]
+    proposal = dividing_group(widths, below=group)
+    affine = MLX_SCHEMES.get(scheme, ("affine",))[0] == "affine"
+    problems = []
+    for dim, value, modules in families:
+        if value % group == 0:
+            continue
+        hit = modules + (["model.embed_tokens"] if dim == "hidden_size" else [])
+        kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
+        fix = (f"set `group_size: {proposal}` in {recipe_path} (it divides every layer)" if proposal and affine
+               else f"use scheme mlx_q4 or mlx_q8 with `group_size: {proposal}` ({scheme}'s group "
+                    f"size is fixed at {group})" if proposal
+               else "no MLX group size (32, 64, 128) divides every layer: quantize with another backend")
+        problems.append(doc.problem(
+            ("variants", variant, "scheme"),
+            f"{dim}={value} is not divisible by {group}, the MLX group size of {variant!r} "
+            f"({recipe_path}): MLX would silently leave {len(hit)} layers ({', '.join(kinds)}) "
+            "unquantized", fix))
+    return problems
+
+
+def _check_mlx_rope(doc: YamlDoc, root: Path) -> list[Problem]:
+    """mlx-lm reads only a top-level rope_theta/rope_scaling: a rope_type other than default in
+    rope_parameters would be silently ignored (refused); a theta only there is copied to the
+    artifact's top level by the mlx backend (a note, see `notes`)."""
+    users = [name for name, v in _variants(doc) if v.get("backend") == "mlx" or v.get("engine") == "mlx"]
+    config = _model_config(doc, root)
+    if not users or config is None:
+        return []
+    from pipeline.quantize.mlx import rope_problems
+
+    found, _ = rope_problems(config, "config.json")
+    return [doc.problem(("variants", name, "backend"),
+                        f"the base model's rope_parameters.rope_type is "
+                        f"{config.get('text_config', config)['rope_parameters'].get('rope_type')!r}: "
+                        "mlx-lm would ignore this RoPE scaling and generate with plain RoPE "
+                        "(different outputs, no error)",
+                        "serve this model with another backend and engine (vLLM, llama.cpp); MLX "
+                        "variants need rope_type 'default'")
+            for name in users for _ in found[:1]]
+
+
+def _model_config(doc: YamlDoc, root: Path) -> Mapping[str, Any] | None:
+    model_path = _get(doc.data, ("model", "path"))
+    path = root / str(model_path) / "config.json"
+    if not isinstance(model_path, str) or not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # reported by the shape check
+
+
+def notes(params, root: Path) -> list[str]:
+    """What validation found handled rather than wrong (printed after "OK"): a RoPE theta only
+    in rope_parameters, which the mlx backend copies to the artifact's top-level rope_theta."""
+    users = [n for n, v in params.variants.items() if v.backend == "mlx"]
+    path = Path(root) / params.model.path / "config.json"
+    if not users or not path.is_file():
+        return []
+    from pipeline.quantize.mlx import rope_problems
+
+    _, found = rope_problems(json.loads(path.read_text(encoding="utf-8")), "config.json")
+    return [f"{', '.join(users)}: {n} (handled by the mlx backend)" for n in found]
 
 
 def _linear_in_features(config: Mapping[str, Any]) -> Families:

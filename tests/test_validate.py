@@ -180,7 +180,9 @@ def test_group_size_mismatch_names_layers_and_fix(project):
         "variants.gptq_w4a16_business.scheme", "variants.gptq_w4a16_general.scheme",
         "variants.awq_w4a16_business.scheme",
         # GPTQModel and AutoAWQ: the group size their own recipes name (128)
-        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme"}
+        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme",
+        # MLX: its recipe's 64 (688 = 16 * 43 takes no MLX group size at all)
+        "variants.mlx_q4.scheme"}
     gptq = by_variant["variants.gptq_w4a16_business.scheme"]
     assert gptq.message == (
         "intermediate_size=688 is not divisible by 128, the quantization group size "
@@ -245,7 +247,8 @@ def test_layers_in_ignore_are_not_reported(project):
         recipe.write_text(recipe.read_text().replace(
             "ignore: [lm_head]", "ignore: [lm_head, 're:.*down_proj$']"))
     assert [p.key for p in project.validate()] == [
-        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme"]
+        "variants.gptqmodel_w4a16_business.scheme", "variants.autoawq_w4a16_business.scheme",
+        "variants.mlx_q4.scheme"]
 
 
 def test_nvfp4_needs_groups_of_16(project):
@@ -307,3 +310,52 @@ def test_gguf_preset_and_baseline_dtype_must_match_the_scheme(project):
     assert by_file["recipes/gguf_q4_k_m.yaml"].fix.startswith("set `preset: Q4_K_M`")
     assert by_file["recipes/baseline.yaml"].line == 1
     assert "bfloat16" in by_file["recipes/baseline.yaml"].fix
+
+
+def test_mlx_group_size_counts_the_embedding_and_lm_head_and_proposes_a_divisor(project):
+    """MLX quantizes the embedding and lm_head too and silently skips a layer its group size does
+    not divide: a 576-wide model refuses group size 128 and proposes 64."""
+    project.model_config(hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
+                         head_dim=64, intermediate_size=1536)
+    project.recipe("mlx_q4.yaml").write_text("mode: affine\nbits: 4\ngroup_size: 128\n")
+    problems = [p for p in project.validate() if p.key == "variants.mlx_q4.scheme"]
+    assert [p.message.split(":")[0] for p in problems] == [
+        "hidden_size=576 is not divisible by 128, the MLX group size of 'mlx_q4' (recipes/mlx_q4.yaml)",
+        "num_attention_heads * head_dim=576 is not divisible by 128, the MLX group size of 'mlx_q4' "
+        "(recipes/mlx_q4.yaml)"]
+    assert "embed_tokens" in problems[0].message and "lm_head" in problems[0].message
+    assert "silently leave" in problems[0].message
+    assert all(p.fix == "set `group_size: 64` in recipes/mlx_q4.yaml (it divides every layer)"
+               for p in problems)
+    project.recipe("mlx_q4.yaml").write_text("mode: affine\nbits: 4\ngroup_size: 64\n")
+    assert [p for p in project.validate() if p.key.startswith("variants.mlx_q4")] == []
+
+
+def test_mlx_fixed_group_formats_propose_affine(project):
+    project.model_config(hidden_size=272, num_attention_heads=4, head_dim=68, intermediate_size=768)
+    project.params["variants"]["mlx_q4"].update(scheme="mlx_mxfp4", recipe="recipes/mlx_mxfp4.yaml")
+    problems = [p for p in project.validate() if p.key == "variants.mlx_q4.scheme"]
+    assert problems and problems[0].message.startswith("hidden_size=272 is not divisible by 32")
+    assert problems[0].fix == "no MLX group size (32, 64, 128) divides every layer: quantize with another backend"
+    project.model_config(hidden_size=320, num_attention_heads=5, head_dim=64, intermediate_size=768)
+    project.params["variants"]["mlx_q4"].update(scheme="mlx_nvfp4", recipe="recipes/mlx_mxfp4.yaml")
+    project.recipe("mlx_mxfp4.yaml").write_text("mode: nvfp4\nbits: 4\ngroup_size: 16\n")
+    assert [p for p in project.validate() if p.key.startswith("variants.mlx_q4")] == []
+
+
+def test_mlx_refuses_a_rope_scaling_it_would_ignore_and_notes_the_theta_it_fixes(project):
+    from pipeline.config import Params
+    from pipeline.validate import notes
+
+    project.model_config(rope_parameters={"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0})
+    problems = [p for p in project.validate() if p.key.startswith("variants.mlx_q4")]
+    assert [p.key for p in problems] == ["variants.mlx_q4.backend"]
+    assert "'llama3'" in problems[0].message and "ignore" in problems[0].message
+    project.model_config(rope_parameters={"rope_theta": 500000.0, "rope_type": "default"})
+    assert [p for p in project.validate() if p.key.startswith("variants.mlx_q4")] == []
+    params = Params.model_validate(project.params)
+    assert notes(params, project.root) == [
+        "mlx_q4: rope_theta 500000.0 is only in rope_parameters, which mlx-lm ignores (it would use "
+        "10000): copied to the artifact's top-level rope_theta (handled by the mlx backend)"]
+    project.model_config(rope_theta=500000.0, rope_parameters={"rope_theta": 500000.0, "rope_type": "default"})
+    assert notes(params, project.root) == []
