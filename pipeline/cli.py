@@ -133,14 +133,12 @@ def validate(params: Path = ParamsOpt) -> None:
     """Check params.yaml, the recipes it names and the paths it uses; report every problem. Then
     the tool environments its variants need: ready, or made at first need (a note, no problem)."""
     from pipeline.environments import needed
-    from pipeline.validate import notes
+    from pipeline.quantize.mlx import handled_notes
 
     p = _params(params)[0]  # exits 1 listing every problem
     console.print(f"[green]{params}: OK[/green]")
-    for line in notes(p, params.parent):
+    for line in [*handled_notes(p, params.parent), *(env.line() for env in needed(p))]:
         console.print(line, markup=False, highlight=False)
-    for env in needed(p):
-        console.print(env.line(), markup=False, highlight=False)
 
 
 @calib_app.command("split")

@@ -325,19 +325,6 @@ def _model_config(doc: YamlDoc, root: Path) -> Mapping[str, Any] | None:
         return None  # reported by the shape check
 
 
-def notes(params, root: Path) -> list[str]:
-    """What validation found handled rather than wrong (printed after "OK"): a RoPE theta only
-    in rope_parameters, which the mlx backend copies to the artifact's top-level rope_theta."""
-    users = [n for n, v in params.variants.items() if v.backend == "mlx"]
-    path = Path(root) / params.model.path / "config.json"
-    if not users or not path.is_file():
-        return []
-    from pipeline.quantize.mlx import rope_problems
-
-    _, found = rope_problems(json.loads(path.read_text(encoding="utf-8")), "config.json")
-    return [f"{', '.join(users)}: {n} (handled by the mlx backend)" for n in found]
-
-
 def _linear_in_features(config: Mapping[str, Any]) -> Families:
     """(config dimension, its value, module names whose in-features it is) for a
     Llama-style decoder; dimensions missing from the config are skipped."""

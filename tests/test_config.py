@@ -66,10 +66,12 @@ def test_repository_params_load(repo_params):
 
 
 def test_tables_cover_the_known_schemes_and_backends():
+    MLX = {"mlx_q4", "mlx_q8", "mlx_mxfp4", "mlx_nvfp4", "mlx_mxfp8"}
     gguf = {f"gguf_{p}" for p in "q2_k q3_k_m q4_0 q4_k_m q5_k_m q6_k q8_0 f16".split()}
     assert set(SCHEMES) == {"bf16", "fp16", "w4a16_gptq", "w4a16_awq", "w8a8_int8",
-                            "fp8_dynamic", "fp8", "nvfp4"} | gguf
+                            "fp8_dynamic", "fp8", "nvfp4"} | gguf | MLX
     assert backend_schemes()["llamacpp"] == gguf
+    assert backend_schemes()["mlx"] == MLX and not any(SCHEMES.get(s).needs_calibration for s in MLX)
     assert backend_schemes()["modelopt"] == {"fp8", "nvfp4", "w4a16_awq"}
     assert not SCHEMES.get("gguf_f16").needs_calibration
     assert SCHEMES.get("gguf_q8_0").needs_calibration

@@ -345,7 +345,7 @@ def test_mlx_fixed_group_formats_propose_affine(project):
 
 def test_mlx_refuses_a_rope_scaling_it_would_ignore_and_notes_the_theta_it_fixes(project):
     from pipeline.config import Params
-    from pipeline.validate import notes
+    from pipeline.quantize.mlx import handled_notes as notes
 
     project.model_config(rope_parameters={"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0})
     problems = [p for p in project.validate() if p.key.startswith("variants.mlx_q4")]

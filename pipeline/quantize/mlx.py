@@ -123,6 +123,17 @@ def fix_rope(config_path: Path) -> bool:
     return True
 
 
+def handled_notes(params, root: Path) -> list[str]:
+    """What `qpipe validate` reports as handled rather than wrong (after "OK"): a RoPE theta only
+    in rope_parameters, which this backend copies to the artifact's top-level rope_theta."""
+    users = [n for n, v in params.variants.items() if v.backend == "mlx"]
+    path = Path(root) / params.model.path / "config.json"
+    if not users or not path.is_file():
+        return []
+    _, found = rope_problems(json.loads(path.read_text(encoding="utf-8")), "config.json")
+    return [f"{', '.join(users)}: {n} (handled by the mlx backend)" for n in found]
+
+
 class MlxBackend(ExternalBackend):
     name = "mlx"
     schemes = frozenset(MLX_SCHEMES)
