@@ -2,8 +2,9 @@
 the full one (every backend and scheme), whose extra variants are demo/full_matrix.yaml.
 
 `qpipe-demo full-matrix` runs the full matrix as a DVC experiment: one
-``-S '+variants.<name>={…}'`` per extra variant (Hydra's override grammar, which `dvc exp run`
-parses), so params.yaml in the repository stays the default and DVC records what was added.
+``-S '+variants.<name>={…}'`` per extra variant and one ``-S '+<key>=<value>'`` per added param
+(Hydra's override grammar, which `dvc exp run` parses), so params.yaml in the repository stays
+the default and DVC records what was added.
 
     >>> override("fp8", {"backend": "llmcompressor", "reason": "no kernel; served elsewhere"})
     "+variants.fp8={backend:llmcompressor,reason:'no kernel; served elsewhere'}"
@@ -25,8 +26,14 @@ def extra_variants(path: Path = FULL_MATRIX) -> dict[str, dict[str, Any]]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))["variants"]
 
 
+def added_params(path: Path = FULL_MATRIX) -> dict[str, Any]:
+    """The full matrix's other params: dotted key → value, each absent from params.yaml."""
+    return yaml.safe_load(path.read_text(encoding="utf-8")).get("add") or {}
+
+
 def full_params(repo: Path, path: Path = FULL_MATRIX) -> dict[str, Any]:
-    """params.yaml's data with the full matrix's variants added (what the experiment runs)."""
+    """params.yaml's data with the full matrix's variants and params added (what the experiment
+    runs)."""
     data = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
     extra = extra_variants(path)
     clash = sorted(set(extra) & set(data["variants"]))
@@ -34,6 +41,15 @@ def full_params(repo: Path, path: Path = FULL_MATRIX) -> dict[str, Any]:
         raise ValueError(f"{path}: variants {clash} are already in params.yaml — fix: keep each "
                          "variant in one of the two files")
     data["variants"] = {**data["variants"], **extra}
+    for key, value in added_params(path).items():
+        *parents, leaf = key.split(".")
+        node = data
+        for part in parents:
+            node = node.setdefault(part, {})
+        if leaf in node:
+            raise ValueError(f"{path}: add.{key} is already set in params.yaml — fix: set it in "
+                             "one of the two files")
+        node[leaf] = value
     return data
 
 
@@ -57,4 +73,5 @@ def override(name: str, spec: dict[str, Any]) -> str:
 
 
 def overrides(path: Path = FULL_MATRIX) -> list[str]:
-    return [override(name, spec) for name, spec in extra_variants(path).items()]
+    return [*(f"+{key}={_value(value)}" for key, value in added_params(path).items()),
+            *(override(name, spec) for name, spec in extra_variants(path).items())]

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from pipeline.errors import QpipeError
+from pipeline.orchestrate.command import repro as repro_command
 from pipeline.progress import console  # log lines print above any live progress line
 
 app = typer.Typer(help="LLM quantization pipeline with business calibration management.",
@@ -19,6 +20,7 @@ app = typer.Typer(help="LLM quantization pipeline with business calibration mana
 calib_app = typer.Typer(help="Business calibration sets: split, build, inspect, diff, freeze.",
                         no_args_is_help=True)
 app.add_typer(calib_app, name="calib")
+app.command("repro")(repro_command)
 
 ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")
 
@@ -91,14 +93,12 @@ def _guarded(fn, *args, **kwargs):
         raise typer.Exit(1) from err
 
 
-def _echo(lines) -> None:
-    """A stage's summary lines on stdout, where scripts read them."""
+def _echo(lines) -> None:  # a stage's summary lines on stdout, where scripts read them
     for line in lines:
         typer.echo(line)
 
 
-def _say(line: str) -> None:
-    """A status line on stderr, as given (paths and URLs are not markup)."""
+def _say(line: str) -> None:  # a status line on stderr, as given (paths, URLs are not markup)
     console.print(line, markup=False)
 
 

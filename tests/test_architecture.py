@@ -23,8 +23,9 @@ STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare":
 KERNELS = {"artifacts", "contracts", "engines", "stats", "tracking", "config", "errors.py", "io.py",
            "importgraph.py", "layout.py", "models.py", "names.py", "plugins.py", "processes.py",
            "progress.py", "secrets.py", "llamacpp_tools.py", "logs.py", "stage_params.py"}
-# Above every stage: the command line and the whole-project validation call into stages.
-ORCHESTRATION = {"cli.py", "validate.py", "environments.py"}
+# Above every stage: the command line, the whole-project validation and `qpipe repro` (which
+# runs the stages' commands) call into stages.
+ORCHESTRATION = {"cli.py", "validate.py", "environments.py", "orchestrate"}
 # Kernels with a narrower rule of their own.
 # manifest + verify depend on nothing else; the contracts (typed files between stages) neither
 ONLY = {"artifacts": {"errors.py", "io.py"}, "contracts": {"errors.py", "io.py"}}

@@ -7,7 +7,8 @@ The schedule brackets the variants with baseline measurements: B V1 V2 B V3 V4 B
 measurement is divided by the mean of the baseline measurements just before and just after it,
 so a ratio never spans more than a few engine runs of drift.
 
-Per measurement (one engine at a time, prefix caching off):
+Per measurement (one engine measured at a time, prefix caching off; engines stay started
+between measurements, up to `live_engines`: pipeline/bench/pool.py):
 - offline (seed 002 §4): `num_prompts` prompts of exactly `input_len` tokens, output forced to
   `output_len` tokens (EOS ignored), all submitted at once; a warm-up run, then `repeats`
   measured runs; median output tok/s and total tok/s, reported separately;
@@ -22,7 +23,6 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ import numpy as np
 from pipeline import progress
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.stats.paired import latency_test
+from pipeline.bench.pool import EnginePool
 from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, open_engine
 from pipeline.io import atomic_dirs, write_json
@@ -136,18 +137,17 @@ def schedule(names: list[str], baseline: str, rounds: int, every: int) -> list[t
     return out
 
 
-def measure(params, layout: Layout, name: str, prompts, logs: Path, *,
-            log_name: str | None = None) -> dict[str, Any]:
-    cfg = params.bench
-    eng = open_engine(params, layout, name, logs / f"{log_name or name}.log")
-    t0 = time.time()
-    with eng, MemorySampler(eng.pids) as mem:
-        ready = time.time() - t0
+def measure(eng, cfg, prompts, startup: float | None) -> dict[str, Any]:
+    """One measurement on a serving engine; ``startup``: the seconds it took to start for this
+    measurement (None: it was already serving, from an earlier one)."""
+    with MemorySampler(eng.pids) as mem:
         off = offline(eng, prompts, cfg)
         stream = streaming(eng, prompts, cfg)
         info = eng.info()
         gpu = gpu_memory()
-    return {"engine": info.__dict__, "startup_seconds": round(ready, 2), "offline": off,
+    return {"engine": info.__dict__,
+            "startup_seconds": None if startup is None else round(startup, 2),
+            "engine_log": eng.log_path.name, "offline": off,
             "streaming": stream, "peak_rss_bytes": mem.peak or None, "gpu": gpu}
 
 
@@ -328,15 +328,19 @@ def run(params, layout: Layout) -> dict[str, Any]:
     plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
     with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
         logs = dirs[out_dir.name] / "logs"
-        with progress.task("bench", total=len(plan)) as shown:
+        opener = lambda n, path: open_engine(params, layout, n, path)  # noqa: E731
+        with progress.task("bench", total=len(plan)) as shown, \
+                EnginePool(opener, cfg.live_engines) as pool:
             for k, (r, name) in enumerate(plan):
                 log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
                 shown.status(f"round {r + 1}: {name}")
                 started = time.time()
-                m = measure(params, layout, name, prompts, logs, log_name=f"{k:02d}-{name}")
+                eng, startup = pool.get(name, logs / f"{k:02d}-{name}.log")
                 measurements.append({"variant": name, "round": r, "position": k,
-                                     "started_at": round(started, 1), **m})
+                                     "started_at": round(started, 1),
+                                     **measure(eng, cfg, prompts, startup)})
                 shown.advance()
+            log.info("bench: %d measurements, %d engine starts", len(plan), pool.starts)
         result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
         write_json(dirs[out_dir.name] / "bench.json", result)
     return result

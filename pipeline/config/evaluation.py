@@ -50,6 +50,11 @@ class BenchConfig(_Section):
     out_dir: Path = Path("results/bench")  # bench.json + each engine's log
     rounds: PositiveInt = 2            # every variant once per round, alternating direction
     baseline_every: PositiveInt = 4    # a baseline measurement after every N variants
+    # engines kept started between measurements (least recently used stopped first; also when
+    # under 30% of the host's memory is free): each distinct artifact starts about once instead
+    # of once per measurement; an idle engine uses ~2% of a core here. 1: a fresh start for
+    # every measurement. Memory: ~3 GB per vLLM on CPU.
+    live_engines: PositiveInt = 6
     repeats: PositiveInt = 3           # measured offline runs per round (after a warm-up run)
     num_prompts: PositiveInt = 16
     input_len: PositiveInt = 256

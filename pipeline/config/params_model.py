@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from pipeline.config.cross_checks import cross_section_issues
 from pipeline.config.delivery import HandoffConfig, TrackingConfig
 from pipeline.config.evaluation import BenchConfig, DivergenceConfig, EvaluateConfig
+from pipeline.config.execution import ExecutionConfig
 from pipeline.config.fields import Name, _Section
 from pipeline.config.gating import CompareConfig, GatesConfig, UtilityConfig
 from pipeline.config.model_data import CalibrationConfig, DataConfig, ModelConfig, SplitConfig
@@ -40,6 +41,8 @@ class Params(_Section, ParamsHelpers):
     utility: UtilityConfig = Field(default_factory=UtilityConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     handoff: HandoffConfig = Field(default_factory=HandoffConfig)
+    # how `qpipe repro` runs the stages (read by it alone; no stage declares it)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
     def for_stage(self, declared, key: str | None = None):
         """A stage's view of these params: only the keys its dvc.yaml stage declares (`declared`,

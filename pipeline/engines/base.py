@@ -99,7 +99,9 @@ class Engine(ABC):
 
     def check_prompts(self, prompts: list[list[int]], labels: list[str] | None = None) -> None:
         """Before evaluation: refuse prompts this engine could not serve as the harness rendered
-        them (an engine that takes text checks its tokenization; see engines/mlx.py)."""
+        them (an engine that takes text checks its tokenization; see engines/mlx.py). An engine
+        that takes token ids serves them as given: nothing to check."""
+        return None
 
     def pids(self) -> list[int]:
         """Processes whose memory is the engine's (for peak-memory sampling)."""

@@ -9,17 +9,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from demo.matrix import extra_variants, full_params, overrides
+from demo.matrix import added_params, extra_variants, full_params, overrides
 from pipeline.config import Params
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_full_matrix_validates_and_only_adds_variants():
+def test_the_full_matrix_validates_and_only_adds_variants_and_its_params():
     default = yaml.safe_load((REPO / "params.yaml").read_text())
     full = full_params(REPO)
-    assert {k: v for k, v in full.items() if k != "variants"} == \
-        {k: v for k, v in default.items() if k != "variants"}
+    assert {k: v for k, v in full.items() if k not in ("variants", "compare")} == \
+        {k: v for k, v in default.items() if k not in ("variants", "compare")}
+    assert full["compare"] == {**default["compare"], "noise_floor": {
+        "vllm": "baseline_rerun", "llamacpp": "gguf_f16_rerun"}}
+    assert default["compare"]["noise_floor"] == {}
     assert list(full["variants"])[: len(default["variants"])] == list(default["variants"])
     params = Params.model_validate(full)
     # every backend and every engine the pipeline has is in the full matrix
@@ -33,6 +36,9 @@ def test_a_variant_in_both_files_is_refused(tmp_path):
     clash.write_text(yaml.safe_dump({"variants": {"baseline": {"backend": "none"}}}))
     with pytest.raises(ValueError, match="already in params.yaml"):
         full_params(REPO, clash)
+    clash.write_text(yaml.safe_dump({"variants": {}, "add": {"compare.alpha": 0.1}}))
+    with pytest.raises(ValueError, match="add.compare.alpha is already set in params.yaml"):
+        full_params(REPO, clash)
 
 
 def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
@@ -44,7 +50,8 @@ def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     root = tmp_path / "p"
     root.mkdir()
     default = yaml.safe_load((REPO / "params.yaml").read_text())
-    (root / "params.yaml").write_text(yaml.safe_dump({"variants": default["variants"]}, sort_keys=False))
+    (root / "params.yaml").write_text(yaml.safe_dump(
+        {"compare": default["compare"], "variants": default["variants"]}, sort_keys=False))
     (root / "dvc.yaml").write_text(
         "stages:\n  q:\n    foreach: ${variants}\n    do:\n"
         "      cmd: echo ${key} ${item.backend} > ${key}.txt\n      outs:\n        - ${key}.txt\n")
@@ -61,7 +68,9 @@ def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     for item in overrides():
         cmd += ["-S", item]
     run(*cmd)
-    got = yaml.safe_load((root / "params.yaml").read_text())["variants"]
-    assert got == {**default["variants"], **extra_variants()}
+    got = yaml.safe_load((root / "params.yaml").read_text())
+    assert got["variants"] == {**default["variants"], **extra_variants()}
+    full = full_params(REPO)
+    assert got["compare"] == full["compare"] and added_params()  # the noise floors, added
     assert (root / "modelopt_fp8_business.txt").read_text().strip() == "modelopt_fp8_business modelopt"
     shutil.rmtree(root)

@@ -43,3 +43,26 @@ def test_an_output_equal_to_the_answer_reuses_its_passes(models):
     assert shared["ref_loglik_delta"] == alone["ref_loglik_delta"] != 0.0
     assert shared["ref_tokens"] == alone["ref_tokens"] == len(ANSWER)
     assert item_signals(base, noised, PROMPT, ANSWER, ANSWER[:4])["ref_loglik_delta"] != shared["ref_loglik_delta"]
+
+
+def test_batched_passes_give_the_one_at_a_time_signals(models):
+    """Right-padded batches of sequences of different lengths: every item's signals are the
+    ones its own passes give, up to float rounding; chunk_passes skips what the shortcuts skip."""
+    from pipeline.evaluate.divergence import chunk_passes
+
+    base, noised = models
+    items = [(PROMPT[:n], ANSWER[: 1 + n % 5], ANSWER[: 1 + n % 5] if n % 2 else ANSWER[:2])
+             for n in range(2, 9)] + [(PROMPT, [], ANSWER), (PROMPT * 3, ANSWER, [])]
+    passes = chunk_passes(base, noised, items)
+    # one pass pair per distinct sequence: equal output and reference share theirs
+    assert len(passes) == len({tuple(p + c) for p, o, r in items for c in (o, r) if c})
+    assert chunk_passes(base, None, items) == {}
+    for prompt, output, reference in items:
+        alone = item_signals(base, noised, prompt, output, reference)
+        batched = item_signals(base, noised, prompt, output, reference, passes)
+        assert alone.keys() == batched.keys()
+        assert batched.get("kl", []) == pytest.approx(alone.get("kl", []), abs=1e-4)
+        assert batched.get("top1_agree") == alone.get("top1_agree")
+        if reference:
+            assert batched["ref_loglik_delta"] == pytest.approx(alone["ref_loglik_delta"], abs=1e-4)
+            assert alone["ref_loglik_delta"] != 0.0

@@ -71,6 +71,10 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     saved = json.loads((served.root / "results" / "bench" / "bench.json").read_text())
     assert saved["ratios"] == r["ratios"]
     assert (served.root / "results" / "bench" / "logs" / f"01-{Q8}.log").is_file()
+    # each engine started once and served its later measurements (bench.live_engines)
+    assert [m["startup_seconds"] is not None for m in ms] == [True, True, False, False, False]
+    assert [m["engine_log"] for m in ms] == ["00-baseline.log", f"01-{Q8}.log", "00-baseline.log",
+                                             f"01-{Q8}.log", "00-baseline.log"]
 
 
 def test_diff_engines_reports_consistency_levels_and_slices(served):

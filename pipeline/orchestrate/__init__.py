@@ -1,0 +1,1 @@
+"""Running the DVC pipeline: stages side by side (`qpipe repro --jobs N`)."""

@@ -1,0 +1,59 @@
+"""`qpipe repro`: the DVC pipeline, independent stages side by side (pipeline/orchestrate/repro.py),
+here or as tasks on a Ray cluster (params.yaml's `execution` section)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (default: all of dvc.yaml)."),
+          jobs: Optional[int] = typer.Option(None, "--jobs", "-j",
+                                             help="Stage commands at once (default: execution.jobs)."),
+          force: bool = typer.Option(False, "--force", "-f", help="Run every planned stage."),
+          execution: Optional[str] = typer.Option(None, help="local | ray (default: execution.backend)."),
+          params: Path = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")) -> None:
+    """`dvc repro` with independent stages at once; dvc.lock ends as a serial `dvc repro` leaves
+    it. A failed stage stops what depends on it and nothing else; exit 1 names it."""
+    from pipeline.config import ConfigError, load_params
+    from pipeline.config.execution import ExecutionConfig
+    from pipeline.errors import QpipeError
+    from pipeline.orchestrate.repro import ReproError, repro as run, summary
+    from pipeline.progress import console
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        cfg = load_params(params).execution if params.is_file() else ExecutionConfig()
+    except ConfigError as err:
+        say(str(err))
+        raise typer.Exit(1) from err
+    backend = execution or cfg.backend
+    if backend not in ("local", "ray"):
+        say(f"--execution must be local or ray, not {backend!r}")
+        raise typer.Exit(2)
+    executor = None
+    if backend == "ray":
+        from pipeline.orchestrate.ray_executor import RayExecutor
+
+        executor = RayExecutor(cfg.ray)
+        try:
+            executor.connect()
+        except QpipeError as err:
+            console.print("[red]ClusterError:[/red]", end=" ")
+            say(str(err))
+            raise typer.Exit(1) from err
+    try:
+        outcomes = run(params.resolve().parent, targets or None, jobs=jobs or cfg.jobs, force=force,
+                       say=say, executor=executor)
+    except ReproError as err:
+        for line in summary(err.outcomes):
+            say(line)
+        console.print("[red]ReproError:[/red]", end=" ")
+        say(str(err))
+        raise typer.Exit(1) from err
+    for line in summary(outcomes):
+        say(line)

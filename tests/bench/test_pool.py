@@ -1,0 +1,93 @@
+"""The bench's engine pool: each distinct engine starts once while it stays within the pool, the
+least recently used one stops first when another must start, and every engine stops at the end
+— also when a measurement fails."""
+
+
+import pytest
+
+from pipeline.bench.pool import EnginePool
+from pipeline.engines.base import Completion, Engine, EngineError, EngineInfo
+
+
+class Recording(Engine):
+    """An in-process engine that records its starts and stops (the pool's logic only; the bench
+    stage's own test serves real engines)."""
+
+    name = "recording"
+    formats = frozenset({"hf"})
+    events: list[tuple[str, str]] = []
+
+    def start(self) -> None:
+        self.events.append(("start", self.artifact.name))
+        self.alive = True
+
+    def stop(self) -> None:
+        self.events.append(("stop", self.artifact.name))
+        self.alive = False
+
+    def check_alive(self, when: str) -> None:
+        if not self.alive:
+            raise EngineError(f"{self.artifact.name} died {when}")
+
+    def complete(self, prompt_ids, max_tokens, *, ignore_eos=False) -> Completion:
+        raise NotImplementedError
+
+    def info(self) -> EngineInfo:
+        return EngineInfo(self.name, "0", "none")
+
+
+@pytest.fixture
+def opener(tmp_path):
+    Recording.events = []
+    return lambda name, log: Recording(tmp_path / name, {}, log_path=log)
+
+
+def test_each_engine_starts_once_within_the_pool(opener, tmp_path):
+    plan = ["b", "v1", "v2", "b", "v2", "v1", "b"]  # the bench schedule's shape
+    with EnginePool(opener, 3) as pool:
+        started = [pool.get(n, tmp_path / f"{k}-{n}.log")[1] is not None for k, n in enumerate(plan)]
+        assert pool.starts == 3
+    assert started == [True, True, True, False, False, False, False]
+    assert sorted(Recording.events) == sorted([("start", n) for n in ("b", "v1", "v2")]
+                                              + [("stop", n) for n in ("b", "v1", "v2")])
+
+
+def test_the_least_recently_used_engine_stops_first(opener, tmp_path):
+    with EnginePool(opener, 2) as pool:
+        for n in ["b", "v1", "b", "v2", "b", "v1"]:
+            pool.get(n, tmp_path / f"{n}.log")
+        # v1 was the least recently used when v2 came; then v2 when v1 came back
+        assert Recording.events == [("start", "b"), ("start", "v1"), ("stop", "v1"),
+                                    ("start", "v2"), ("stop", "v2"), ("start", "v1")]
+        assert list(pool.live) == ["b", "v1"] and pool.starts == 4
+    assert Recording.events[-2:] == [("stop", "b"), ("stop", "v1")]
+
+
+def test_one_live_engine_restarts_for_every_measurement(opener, tmp_path):
+    with EnginePool(opener, 1) as pool:
+        for n in ["b", "v1", "b"]:
+            assert pool.get(n, tmp_path / f"{n}.log")[1] is not None
+    assert [e for e, _ in Recording.events] == ["start", "stop"] * 3
+
+
+def test_an_engine_dead_while_idle_fails_and_all_stop(opener, tmp_path):
+    with pytest.raises(EngineError, match="v1 died between bench measurements"):
+        with EnginePool(opener, 3) as pool:
+            pool.get("b", tmp_path / "b.log")
+            eng, _ = pool.get("v1", tmp_path / "v1.log")
+            eng.alive = False
+            pool.get("v1", tmp_path / "v1.log")
+    assert ("stop", "b") in Recording.events and Recording.events.count(("stop", "v1")) == 1
+    with pytest.raises(ValueError, match="live_engines"):
+        EnginePool(lambda n, log: None, 0)
+
+
+def test_low_memory_stops_idle_engines_first(opener, tmp_path, monkeypatch):
+    pool = EnginePool(opener, 6)
+    with pool:
+        pool.get("b", tmp_path / "b.log")
+        pool.get("v1", tmp_path / "v1.log")
+        monkeypatch.setattr(EnginePool, "memory_low", lambda self: True)
+        pool.get("v2", tmp_path / "v2.log")  # every idle engine stopped before it starts
+        assert list(pool.live) == ["v2"]
+    assert Recording.events[:4] == [("start", "b"), ("start", "v1"), ("stop", "b"), ("stop", "v1")]

@@ -1,0 +1,167 @@
+"""`qpipe repro --jobs N` on a real DVC project: independent stages run at the same time (two
+stages that can only finish together prove it), an exclusive stage runs alone, and dvc.lock,
+`dvc status` and a failure's consequences are exactly those of a serial `dvc repro`."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.orchestrate.repro import ReproError, order_lockfile, repro
+
+DVC = Path(sys.executable).parent / "dvc"
+
+STEP = '''import os, sys, time, pathlib
+name = sys.argv[1]
+trace = pathlib.Path("trace"); trace.mkdir(exist_ok=True)
+with open(trace / name, "a") as f: f.write(f"start {time.time()}\\n")
+if name in os.environ.get("FAIL", "").split(","):
+    sys.exit(3)
+if os.environ.get("BARRIER") and name in ("a", "b"):  # both gen stages must be running at once, or neither finishes
+    sync = pathlib.Path("sync"); sync.mkdir(exist_ok=True)
+    (sync / name).touch()
+    other = {"a": "b", "b": "a"}[name]
+    deadline = time.time() + 60
+    while not (sync / other).exists():
+        if time.time() > deadline:
+            sys.exit(f"{name}: {other} never ran beside me")
+        time.sleep(0.05)
+    if name == "a":
+        time.sleep(0.5)  # b finishes (and is recorded) first
+    hold = os.environ.get("HOLD")
+    while hold and not os.path.exists(hold):  # held inside the command until released
+        time.sleep(0.05)
+pathlib.Path("out").mkdir(exist_ok=True)
+pathlib.Path(f"out/{name}.txt").write_text(f"{name} {open('input.txt').read()}")
+with open(trace / name, "a") as f: f.write(f"end {time.time()}\\n")
+'''
+
+DVC_YAML = '''stages:
+  gen:
+    foreach: [a, b]
+    do:
+      cmd: python step.py ${item}
+      deps: [step.py, input.txt]
+      outs:
+        - out/${item}.txt
+  solo:
+    cmd: python step.py solo
+    deps: [step.py]
+    outs: [out/solo.txt]
+    meta: {exclusive: true}
+  agg:
+    cmd: python step.py agg && cat out/a.txt out/b.txt > out/all.txt
+    deps: [out/a.txt, out/b.txt]
+    outs: [out/agg.txt, out/all.txt]
+'''
+
+
+def env(tmp: Path) -> dict:
+    return {"DVC_NO_ANALYTICS": "1", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+            "HOME": str(tmp), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+@pytest.fixture
+def projects(tmp_path, monkeypatch):
+    """Two identical DVC projects: one for a serial `dvc repro`, one for `repro(jobs=…)`."""
+    if not DVC.is_file():
+        pytest.skip("dvc is not installed next to this Python")
+    for k, v in env(tmp_path).items():
+        monkeypatch.setenv(k, v)
+    roots = []
+    for name in ("serial", "parallel"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "step.py").write_text(STEP)
+        (root / "dvc.yaml").write_text(DVC_YAML)
+        (root / "input.txt").write_text("1\n")
+        (root / ".gitignore").write_text("trace/\nsync/\nlogs/\n")
+        for cmd in (["git", "init", "-q"], [str(DVC), "init", "-q"], ["git", "add", "-A"],
+                    ["git", "commit", "-qm", "init"]):
+            subprocess.run(cmd, cwd=root, check=True, capture_output=True)
+        roots.append(root)
+    return roots
+
+
+def dvc(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([str(DVC), *args], cwd=root, capture_output=True, text=True, check=check)
+
+
+def intervals(root: Path) -> dict[str, tuple[float, float]]:
+    out = {}
+    for f in (root / "trace").iterdir():
+        times = dict(line.split() for line in f.read_text().splitlines()[-2:])
+        out[f.name] = (float(times["start"]), float(times["end"]))
+    return out
+
+
+def test_parallel_stages_leave_what_a_serial_repro_leaves(projects, monkeypatch):
+    serial, parallel = projects
+    dvc(serial, "repro")
+    monkeypatch.setenv("BARRIER", "1")
+    lines: list[str] = []
+    outcomes = repro(parallel, jobs=3, say=lines.append)
+    assert [(o.stage, o.status) for o in outcomes] == [
+        ("gen@a", "ran"), ("gen@b", "ran"), ("solo", "ran"), ("agg", "ran")]
+    # gen@a and gen@b ran at the same time (each waited for the other); the exclusive stage
+    # overlapped nothing
+    spans = intervals(parallel)
+    assert spans["a"][0] < spans["b"][1] and spans["b"][0] < spans["a"][1]
+    for other in ("a", "b", "agg"):
+        assert spans["solo"][1] <= spans[other][0] or spans[other][1] <= spans["solo"][0], other
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+    assert "up to date" in dvc(parallel, "status").stdout or dvc(parallel, "status").stdout.strip() == ""
+    assert any(line.startswith("[gen@b] Running stage 'gen@b'") for line in lines)
+    assert (parallel / "logs" / "repro" / "gen-a.log").is_file()
+
+    # a change re-runs what it touches, and nothing else, in both
+    for root in projects:
+        (root / "input.txt").write_text("2\n")
+    monkeypatch.delenv("BARRIER")
+    dvc(serial, "repro")
+    monkeypatch.setenv("BARRIER", "1")
+    outcomes = repro(parallel, jobs=3, say=lines.append)
+    assert {o.stage: o.status for o in outcomes} == {
+        "gen@a": "ran", "gen@b": "ran", "solo": "unchanged", "agg": "ran"}
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+    assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
+
+
+def test_a_failed_stage_stops_only_its_dependents(projects, monkeypatch):
+    serial, parallel = projects
+    monkeypatch.setenv("FAIL", "b")
+    assert dvc(serial, "repro", "--keep-going", check=False).returncode != 0
+    with pytest.raises(ReproError, match=r"'gen@b': its command exited with code 3") as err:
+        repro(parallel, jobs=2, say=lambda line: None)
+    assert "not run because of it: agg" in str(err.value)
+    assert {o.stage: o.status for o in err.value.outcomes} == {
+        "gen@a": "ran", "gen@b": "failed", "solo": "ran", "agg": "not run"}
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+    status = json.loads(dvc(parallel, "status", "--json").stdout)
+    assert set(status) == {"gen@b", "agg"}
+    # the failure fixed, a re-run finishes the rest
+    monkeypatch.delenv("FAIL")
+    outcomes = repro(parallel, jobs=2, say=lambda line: None)
+    assert {o.stage: o.status for o in outcomes} == {
+        "gen@a": "unchanged", "gen@b": "ran", "solo": "unchanged", "agg": "ran"}
+    assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
+    dvc(serial, "repro")
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+
+
+def test_new_lock_entries_follow_plan_order(tmp_path):
+    lock = tmp_path / "dvc.lock"
+    lock.write_text("schema: '2.0'\nstages:\n  old:\n    cmd: x\n  b:\n    cmd: y\n  a:\n    cmd: z\n")
+    assert order_lockfile(lock, ["old"], ["a", "old", "b"])
+    assert lock.read_text() == "schema: '2.0'\nstages:\n  old:\n    cmd: x\n  a:\n    cmd: z\n  b:\n    cmd: y\n"
+    assert not order_lockfile(lock, ["old"], ["a", "old", "b"])  # already in order: untouched
+
+
+def test_jobs_must_be_positive(projects):
+    with pytest.raises(ReproError, match="at least 1"):
+        repro(projects[1], jobs=0)
+    shutil.rmtree(projects[1] / ".dvc" / "tmp", ignore_errors=True)
