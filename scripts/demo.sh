@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Set up (idempotent) and run the pipeline on the embedded demo.
 #
-#   bash scripts/demo.sh            # the default matrix (params.yaml): `dvc repro`
+#   bash scripts/demo.sh            # the default matrix (params.yaml): `qpipe repro` (DVC's
+#                                   # pipeline, execution.jobs stages at a time)
+#   bash scripts/demo.sh --serial   # the same with plain `dvc repro` (one stage at a time)
 #   bash scripts/demo.sh --full     # the full matrix (+ demo/full_matrix.yaml): a DVC experiment
 #
 # Only the environments the chosen matrix's variants need are made (the GPTQModel, ModelOpt and
-# AutoAWQ backends each have their own; the default matrix uses none of them).
+# AutoAWQ and MLX backends each have their own; the default matrix uses none of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
+serial=0
 if [ "${1:-}" = "--full" ]; then full=1; shift; fi
+if [ "${1:-}" = "--serial" ]; then serial=1; shift; fi
 bash scripts/setup.sh
 # llama.cpp's build (compiling, ~10 min on 2 cores) overlaps the environments' pip installs.
 bash scripts/setup-llamacpp.sh & llamacpp=$!
@@ -23,7 +27,7 @@ import yaml
 from demo.matrix import full_params
 
 data = full_params(Path(".")) if sys.argv[1] == "1" else yaml.safe_load(Path("params.yaml").read_text())
-print(" ".join(sorted({v["backend"] for v in data["variants"].values()} & {"gptqmodel", "modelopt", "autoawq"})))
+print(" ".join(sorted({v["backend"] for v in data["variants"].values()} & {"gptqmodel", "modelopt", "autoawq", "mlx"})))
 PY
 )
 for backend in $needs; do bash scripts/setup-backend-env.sh "$backend"; done
@@ -35,8 +39,10 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANAL
 start=$(date +%s)
 if [ "$full" = 1 ]; then
   .venv/bin/qpipe-demo full-matrix "$@"
-else
+elif [ "$serial" = 1 ]; then
   .venv/bin/dvc repro "$@"
+else
+  .venv/bin/qpipe repro "$@"
 fi
 echo
 echo "demo: done in $(( $(date +%s) - start )) s. Outputs: data/evalset, data/split (rejects, report),"

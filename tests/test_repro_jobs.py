@@ -165,3 +165,11 @@ def test_jobs_must_be_positive(projects):
     with pytest.raises(ReproError, match="at least 1"):
         repro(projects[1], jobs=0)
     shutil.rmtree(projects[1] / ".dvc" / "tmp", ignore_errors=True)
+
+
+def test_side_by_side_stages_keep_their_threads_and_sleep_when_idle():
+    from pipeline.orchestrate.repro import side_by_side
+
+    env = side_by_side({"PATH": "/bin"})
+    assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}  # no thread count imposed
+    assert side_by_side({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
