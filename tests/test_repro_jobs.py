@@ -3,6 +3,7 @@ stages that can only finish together prove it), an exclusive stage runs alone, a
 `dvc status` and a failure's consequences are exactly those of a serial `dvc repro`."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ STEP = '''import os, sys, time, pathlib
 name = sys.argv[1]
 trace = pathlib.Path("trace"); trace.mkdir(exist_ok=True)
 with open(trace / name, "a") as f: f.write(f"start {time.time()}\\n")
+(trace / f"{name}.env").write_text(" ".join(os.environ.get(k, "-") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")))
 if name in os.environ.get("FAIL", "").split(","):
     sys.exit(3)
 if os.environ.get("BARRIER") and name in ("a", "b"):  # both gen stages must be running at once, or neither finishes
@@ -94,6 +96,8 @@ def dvc(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
 def intervals(root: Path) -> dict[str, tuple[float, float]]:
     out = {}
     for f in (root / "trace").iterdir():
+        if f.suffix:
+            continue
         times = dict(line.split() for line in f.read_text().splitlines()[-2:])
         out[f.name] = (float(times["start"]), float(times["end"]))
     return out
@@ -116,6 +120,10 @@ def test_parallel_stages_leave_what_a_serial_repro_leaves(projects, monkeypatch)
     assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
     assert "up to date" in dvc(parallel, "status").stdout or dvc(parallel, "status").stdout.strip() == ""
     assert any(line.startswith("[gen@b] Running stage 'gen@b'") for line in lines)
+    # side by side: the thread count as under dvc repro (none imposed), idle threads sleeping
+    threads = os.environ.get("OMP_NUM_THREADS", "-")
+    assert (parallel / "trace" / "a.env").read_text() == f"{threads} PASSIVE"
+    assert (serial / "trace" / "a.env").read_text() == f"{threads} {os.environ.get('OMP_WAIT_POLICY', '-')}"
     assert (parallel / "logs" / "repro" / "gen-a.log").is_file()
 
     # a change re-runs what it touches, and nothing else, in both

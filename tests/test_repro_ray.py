@@ -92,6 +92,9 @@ def test_stages_run_as_tasks_on_the_nodes_they_ask_for(cluster, projects, monkey
     assert executor.nodes["gen@a"] == executor.nodes["gen@b"] == worker
     assert executor.nodes["solo"] != worker and executor.nodes["agg"] != worker
     assert any(line.startswith("[gen@a] ran on Ray node") for line in lines)
+    # Ray's own OMP_NUM_THREADS (the task's CPUs) does not reach the command: a thread count
+    # changes results, so it is the node's own, as in a local run
+    assert (parallel / "trace" / "a.env").read_text() == "- PASSIVE"
     assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
     assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
 

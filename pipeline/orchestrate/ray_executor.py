@@ -39,7 +39,11 @@ def _task(lines: list[str], cwd: str, env: dict[str, str], log_path: str) -> dic
 
     import ray
 
-    full = {**os.environ, **env}
+    # Ray sets OMP_NUM_THREADS to the task's CPUs in its workers; a thread count changes results
+    # (GPTQ's weights, for one), so the command gets the node's own count, as a local run does —
+    # unless the driver forwards one on purpose — and idle OpenMP threads sleep (side by side).
+    full = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"} | env
+    full.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     rc = 0
     with open(log_path, "a", encoding="utf-8") as logf:
         for line in lines:
