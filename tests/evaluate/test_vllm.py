@@ -60,7 +60,15 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     assert ratio["output_tps_ratio_per_round"] == [round(tps[1] / ((tps[0] + tps[2]) / 2), 4),
                                                    round(tps[3] / ((tps[2] + tps[4]) / 2), 4)]
     assert ratio["output_tps_ratio"] > 0 and ratio["total_tps_ratio"] > 0
-    assert ratio["tpot_p50_ratio"] > 0 and ratio["latency_vs_baseline"]["n_base"] == 8
+    # TTFT/TPOT ratios only from pairs where neither side's tokens reached the client in one
+    # burst (vLLM's API server starved on 2 cores: a whole server's life long, so an engine kept
+    # serving carries it into each of its measurements); throughput ratios always
+    if ratio["ttft_tpot_pairs_left_out"]:
+        assert ratio["tpot_p50_ratio"] is None or ratio["tpot_p50_ratio"] > 0
+        assert any((m["streaming"]["1"]["burst_share"] or 0) > 0.5 for m in ms)
+    else:
+        assert ratio["tpot_p50_ratio"] > 0
+    assert ratio["latency_vs_baseline"]["n_base"] == 8
     # weights only: the GGUF file, not its importance matrix or the tokenizer
     manifest = json.loads((served.root / "artifacts" / Q8 / "manifest.json").read_text())
     gguf = [f["size"] for f in manifest["files"] if f["path"].endswith(".gguf")
