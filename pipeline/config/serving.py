@@ -3,6 +3,8 @@ settings."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 
 from pipeline.config.fields import Device, PositiveFloat, PositiveInt, _Section
@@ -44,6 +46,12 @@ class MlxSettings(_EngineSettings):
     max_tokens: PositiveInt = 512      # the server's default for a request without max_tokens
     decode_concurrency: PositiveInt = 32
     prompt_concurrency: PositiveInt = 8
+    # KV caches of earlier prompts kept for reuse (its default: 10): 0, so that no answer depends
+    # on which requests came before it (as vLLM's prefix caching is off)
+    prompt_cache_size: int = Field(0, ge=0)
+    # auto: the artifact's quantized kernels on Apple silicon; elsewhere (where they are a scalar
+    # reference loop, ~16x slower) a copy dequantized by mlx_lm.convert (engines/mlx.py)
+    weights: Literal["auto", "quantized", "dequantized"] = "auto"
 
 
 class TransformersSettings(_EngineSettings):

@@ -19,12 +19,22 @@ Its quirks, and what the engine does about them:
 - Its speed is not comparable: this is MLX's CPU build (mlx[cpu]); on a non-Apple host it is a
   single-threaded reference path (quantized matmuls ~10x slower than bf16 there). Results are
   labelled `serving: false` with that reason and kept out of speed comparisons and bench.
+- Weights (`engines.mlx.weights`): on Apple silicon the server runs the artifact as it is, with
+  MLX's quantized kernels (`quantized`). Elsewhere (`auto` → `dequantized`) the quantized matmul
+  is a scalar loop: 32 evaluation prompts took 223 s against 14 s for the same weights
+  dequantized, so a 1,501-item evaluation would take about three hours. There the server runs a
+  copy that MLX-LM's own `mlx_lm.convert --dequantize` makes from the artifact at start (every
+  weight is the artifact's quantized value, `scales * q + biases`, in the artifact's dtype): the
+  evaluation measures the artifact's rounding, not the kernel's arithmetic. What the kernel
+  changes is measured apart (benchmarks/eval_ab.py; docs/mlx.md §5) and every result says
+  which weights were served (`info().kernel`, `details.weights`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -35,6 +45,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from pipeline import progress
 from pipeline.engines.base import Completion, EngineError, EngineInfo, ServerEngine, register, stream_completion
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +53,12 @@ DEAD = "generation thread died"
 SPEED_NOTE = ("mlx_lm.server with MLX's CPU build: on a non-Apple host a single-threaded "
               "reference path, not a serving engine's speed; kept out of speed comparisons")
 _FINGERPRINT = re.compile(r'"system_fingerprint":\s*"([^"]+)"')
+WEIGHTS = ("auto", "quantized", "dequantized")
+
+
+def apple_silicon() -> bool:
+    """MLX's quantized kernels are the ones a deployment runs only on Apple silicon (Metal)."""
+    return platform.system() == "Darwin" and platform.machine() == "arm64"
 
 
 def mlx_python(settings: dict[str, Any]) -> str:
@@ -58,6 +75,30 @@ def mlx_python(settings: dict[str, Any]) -> str:
         raise EngineError(f"the mlx environment could not be made (`bash {script} mlx`):\n"
                           f"{err.stderr[-2000:]}") from err
     return out.stdout.strip().splitlines()[-1]
+
+
+def dequantize(artifact: Path, out: Path, settings: dict[str, Any], *,
+               env: dict[str, str] | None = None) -> Path:
+    """MLX-LM's own `mlx_lm.convert --dequantize` of an MLX checkpoint into `out` (which must
+    not exist): every quantized layer becomes a plain one holding `scales * q + biases` in the
+    checkpoint's dtype — a Hugging Face-layout checkpoint transformers loads too."""
+    cmd = [mlx_python(settings), "-m", "mlx_lm.convert", "--hf-path", str(artifact),
+           "--mlx-path", str(out), "--dequantize"]
+    env = env or (dict(os.environ) | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    with progress.task(f"mlx: dequantizing {artifact.name}") as shown:
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                               timeout=float(settings.get("startup_timeout", 600)))
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise EngineError(f"mlx: `{' '.join(cmd)}` failed: {err}") from err
+        if r.returncode != 0 or not (out / "config.json").is_file():
+            raise EngineError(f"mlx: `{' '.join(cmd)}` exited with code {r.returncode}:\n"
+                              f"{(r.stdout + r.stderr)[-2000:]}")
+        shown.status("done")
+    if json.loads((out / "config.json").read_text()).get("quantization"):
+        raise EngineError(f"mlx: the dequantized copy of {artifact} still says it is quantized "
+                          "(config.json `quantization`) — refused")
+    return out
 
 
 class PromptMismatch(EngineError):
@@ -78,6 +119,33 @@ class MlxEngine(ServerEngine):
         self._base_tok = self._art_tok = None
         self._hf_cache: str | None = None
         self.fingerprint: str | None = None
+        self._served: Path | None = None  # what the server loads: the artifact, or its dequantized copy
+        self._dq_dir: str | None = None
+
+    # ── weights: the artifact's quantized kernels, or its dequantized copy ──────────────────
+    def quantization(self) -> dict[str, Any]:
+        try:
+            cfg = json.loads((self.artifact / "config.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return cfg.get("quantization") or {}
+
+    def weights(self) -> str:
+        """`quantized` (the artifact as it is), `dequantized` (a copy with every weight
+        dequantized), or `unquantized` (the artifact holds no quantized layer)."""
+        mode = self.settings.get("weights", "auto")
+        if mode not in WEIGHTS:
+            raise EngineError(f"engines.mlx.weights is {mode!r}; it must be one of {', '.join(WEIGHTS)}")
+        if not self.quantization():
+            return "unquantized"
+        if mode == "auto":
+            return "quantized" if apple_silicon() else "dequantized"
+        return mode
+
+    def _dequantized_copy(self) -> Path:
+        self._dq_dir = tempfile.mkdtemp(prefix="qpipe-mlx-dequantized-")
+        return dequantize(self.artifact, Path(self._dq_dir) / "model", self.settings,
+                          env=self.environment())
 
     # ── the command ──────────────────────────────────────────────────────────────────────
     def program(self) -> list[str]:
@@ -88,13 +156,14 @@ class MlxEngine(ServerEngine):
 
     def arguments(self) -> list[str]:
         s = self.settings
-        return ["--model", str(self.artifact), "--host", "127.0.0.1", "--port", str(self.port),
+        return ["--model", str(self._served or self.artifact), "--host", "127.0.0.1", "--port", str(self.port),
                 # greedy, as every request also says; the default max tokens of a request that
                 # would carry none (every request here carries its own)
                 "--temp", "0.0", "--top-p", "1.0", "--top-k", "0",
                 "--max-tokens", str(s.get("max_tokens", 512)),
                 "--decode-concurrency", str(s.get("decode_concurrency", 32)),
                 "--prompt-concurrency", str(s.get("prompt_concurrency", 8)),
+                "--prompt-cache-size", str(s.get("prompt_cache_size", 0)),
                 *[str(a) for a in s.get("extra_args", [])]]
 
     def environment(self) -> dict[str, str]:
@@ -108,12 +177,24 @@ class MlxEngine(ServerEngine):
         return env
 
     # ── start, readiness, death ──────────────────────────────────────────────────────────
-    def start(self) -> None:
+    def prepare(self) -> None:
         if not (self.artifact / "config.json").is_file():
             raise EngineError(f"{self.artifact} is not an MLX checkpoint (no config.json) — fix: "
                               "`dvc repro quantize@<variant>` for a variant of backend mlx")
         self._load_tokenizers()
-        super().start()
+        if self.weights() == "dequantized":
+            self._served = self._dequantized_copy()
+
+    def served_name(self) -> str:
+        # any other `model` makes mlx_lm.server look for (and try to load) another model
+        return "default_model"
+
+    def portable_command(self, model_dir: Path, *, as_name: str = "model", port: int = 8000) -> str:
+        saved, self._served = self._served, None  # a deployment serves the artifact itself
+        try:
+            return super().portable_command(model_dir, as_name=as_name, port=port)
+        finally:
+            self._served = saved
 
     def _wait_ready(self, timeout: float) -> None:
         super()._wait_ready(timeout)  # /health 200: the generation thread lives
@@ -151,6 +232,10 @@ class MlxEngine(ServerEngine):
             if self._hf_cache:
                 shutil.rmtree(self._hf_cache, ignore_errors=True)
                 self._hf_cache = None
+            if self._dq_dir:
+                shutil.rmtree(self._dq_dir, ignore_errors=True)
+                self._dq_dir = None
+            self._served = None
 
     # ── prompts: token ids → the text the server tokenizes back to them ────────────────────
     def _load_tokenizers(self) -> None:
@@ -231,17 +316,18 @@ class MlxEngine(ServerEngine):
         return c
 
     def info(self) -> EngineInfo:
-        cfg = {}
-        try:
-            cfg = json.loads((self.artifact / "config.json").read_text())
-        except (OSError, ValueError):
-            pass
-        q = cfg.get("quantization") or {}
+        q = self.quantization()
         version = None
         if self.fingerprint:  # "<mlx-lm>-<mlx>-<platform>"
             version = self.fingerprint.split("-")[0]
-        kernel = (f"mlx CPU quantized matmul ({q.get('mode', 'affine')}, {q.get('bits')} bit, "
-                  f"group {q.get('group_size')})" if q else "mlx CPU matmul (unquantized)")
+        scheme = f"{q.get('mode', 'affine')}, {q.get('bits')} bit, group {q.get('group_size')}"
+        weights = self.weights()
+        kernel = {"quantized": f"mlx quantized matmul ({scheme})",
+                  "dequantized": f"mlx matmul over the artifact's weights dequantized by "
+                                 f"mlx_lm.convert --dequantize ({scheme}); not MLX's quantized "
+                                 "kernel (a scalar reference loop off Apple silicon)",
+                  "unquantized": "mlx matmul (unquantized)"}[weights]
         return EngineInfo(self.name, version, kernel, serving=False,
                           details={"speed_note": SPEED_NOTE, "system_fingerprint": self.fingerprint,
+                                   "weights": weights, "host": f"{platform.system()} {platform.machine()}",
                                    "settings": {k: v for k, v in self.settings.items()}})

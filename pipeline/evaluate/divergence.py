@@ -47,19 +47,30 @@ SCHEMA = "qpipe.divergence/v1"
 PARAMS = Declared("divergence", "model", "engines", "evaluate.evalset", "divergence", "variants.${key}",
                   "variants.${divergence.reference}")
 # Formats whose quantized weights transformers reproduces exactly: a checkpoint, compressed-
-# tensors (decompressed), GGUF (dequantized by gguf-py). Others are recorded as not measured.
-LOADABLE = ("hf", "compressed-tensors", "gguf")
+# tensors (decompressed), GGUF (dequantized by gguf-py), MLX (dequantized by mlx_lm.convert in
+# the mlx environment). Others are recorded as not measured.
+LOADABLE = ("hf", "compressed-tensors", "gguf", "mlx")
 
 
 class DivergenceError(QpipeError, RuntimeError):
     pass
 
 
-def load_reference(artifact: Path):
-    """The artifact's weights in transformers, float32 on the CPU (GGUF: dequantized)."""
+def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None):
+    """The artifact's weights in transformers, float32 on the CPU (GGUF: dequantized; an MLX
+    checkpoint, config.json `quantization`: dequantized by MLX-LM first, with `mlx_settings`)."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    if mlx_settings is not None:
+        import tempfile
+
+        from pipeline.engines.mlx import dequantize
+
+        with tempfile.TemporaryDirectory(prefix="qpipe-divergence-mlx-") as tmp:
+            copy = dequantize(artifact, Path(tmp) / "model", mlx_settings)
+            return AutoModelForCausalLM.from_pretrained(copy, local_files_only=True,
+                                                        dtype=torch.float32).eval()
     ggufs = sorted(artifact.glob("*.gguf"))
     weights = [g for g in ggufs if not g.name.startswith("imatrix")]
     kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch.float32}
@@ -256,6 +267,8 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     base_dir, var_dir = layout.artifact(baseline), layout.artifact(name)
     manifest = require_verified(var_dir)  # the bytes measured are the bytes that ship, or nothing
     fmt = params.variants[name].format
+    if fmt == "mlx":
+        result["method"] += "; MLX: the artifact's weights dequantized by mlx_lm.convert --dequantize"
     if fmt not in LOADABLE:
         result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
                                              f"without its own library (measured: {', '.join(LOADABLE)})"}
@@ -263,8 +276,9 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     same = manifest["content_sha256"] == require_verified(base_dir)["content_sha256"]
     try:
         base = load_reference(base_dir)
-        variant = base if same else load_reference(var_dir)
-    except (OSError, ValueError, RuntimeError, ImportError) as err:
+        variant = base if same else load_reference(
+            var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None)
+    except (OSError, ValueError, RuntimeError, ImportError, QpipeError) as err:
         result |= {"measured": False, "why": f"transformers cannot load this artifact here: "
                                              f"{str(err).splitlines()[0][:300]}"}
         log.warning("divergence %s: not measured (%s)", name, result["why"])

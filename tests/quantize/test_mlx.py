@@ -112,6 +112,29 @@ def test_bench_leaves_the_mlx_engine_out_and_says_why():
     assert get_engine("mlx").serving is False and get_engine("mlx").formats == {"mlx"}
 
 
+def test_which_weights_the_engine_serves(tmp_path, monkeypatch):
+    """Off Apple silicon `auto` serves a dequantized copy; on it, the artifact as it is; an
+    artifact with no quantized layer is served as it is; a typo is refused."""
+    import pipeline.engines.mlx as mlx_engine
+
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "config.json").write_text(json.dumps({"quantization": {"group_size": 64, "bits": 4, "mode": "affine"}}))
+
+    def weights(settings, apple):
+        monkeypatch.setattr(mlx_engine, "apple_silicon", lambda: apple)
+        return get_engine("mlx")(art, settings, log_path=tmp_path / "e.log").weights()
+
+    assert weights({}, apple=False) == "dequantized"
+    assert weights({}, apple=True) == "quantized"
+    assert weights({"weights": "quantized"}, apple=False) == "quantized"
+    assert weights({"weights": "dequantized"}, apple=True) == "dequantized"
+    with pytest.raises(EngineError, match="engines.mlx.weights is 'fast'"):
+        weights({"weights": "fast"}, apple=False)
+    (art / "config.json").write_text(json.dumps({"hidden_size": 64}))
+    assert weights({}, apple=False) == "unquantized"
+
+
 def test_an_mlx_scheme_needs_the_mlx_engine():
     data = full_params(REPO)
     data["variants"]["mlx_q4"]["engine"] = "vllm"
@@ -192,14 +215,80 @@ def test_mlx_engine_serves_greedy_and_reports_itself(engine):
     with engine as eng:
         a = eng.complete(ids, 30)
         b = eng.complete(ids, 30)
+        # what a client naming the model (lm-eval's `model`) must send to get this model
+        named = eng._client.post("/v1/completions", json={  # noqa: SLF001
+            "model": eng.served_name(), "prompt": eng.text_for(ids), "max_tokens": 2, "temperature": 0.0})
         info = eng.info()
         cmd = eng.command()
     assert a.text and a.text == b.text  # greedy
+    assert named.status_code == 200 and named.json()["choices"][0]["text"]
     assert a.prompt_tokens == len(ids) and 0 < a.output_tokens <= 30
     assert info.name == "mlx" and info.serving is False and info.version
     assert "affine, 4 bit, group 64" in info.kernel and "non-Apple" in info.details["speed_note"]
     assert cmd[1:3] == ["-m", "mlx_lm.server"] and "--model" in cmd and "--seed" not in cmd
     assert "$ " in engine.log_path.read_text()  # the command line, logged
+
+
+@pytest.mark.slow
+def test_off_apple_silicon_the_server_runs_the_artifacts_own_weights_dequantized(mlx_project, tmp_path):
+    """`weights: dequantized` serves mlx_lm.convert --dequantize's copy: every weight equals
+    mx.dequantize of the artifact's (checked array by array in the mlx environment), no layer
+    is left quantized, the copy is gone after stop, and the portable command names the artifact."""
+    import subprocess
+
+    from pipeline.engines.mlx import mlx_python
+    from pipeline.models import load_tokenizer
+
+    root, _, _, _ = mlx_project
+    art = root / "artifacts" / "mlx_q4"
+    eng = get_engine("mlx")(art, {"startup_timeout": 300, "weights": "dequantized"},
+                            log_path=tmp_path / "engine.log", tokenizer_dir=DEMO)
+    ids = _ids(load_tokenizer(DEMO))
+    with eng:
+        served = eng._served  # noqa: SLF001
+        assert served is not None and served != art and served.is_dir()
+        assert eng.command()[eng.command().index("--model") + 1] == str(served)
+        c = eng.complete(ids, 16)
+        check = subprocess.run([mlx_python({}), "-c", f"""
+import mlx.core as mx, json
+q = mx.load({str(art / "model.safetensors")!r}); d = mx.load({str(served / "model.safetensors")!r})
+cfg = json.load(open({str(art / "config.json")!r}))["quantization"]
+names = [k[:-len(".scales")] for k in q if k.endswith(".scales")]
+assert names and not any(k.endswith(".scales") for k in d), "a layer left quantized"
+for n in names:
+    w = mx.dequantize(q[n + ".weight"], q[n + ".scales"], q[n + ".biases"], cfg["group_size"], cfg["bits"])
+    assert w.dtype == d[n + ".weight"].dtype and mx.array_equal(w, d[n + ".weight"]).item(), n
+print(len(names), "layers equal")
+"""], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr[-2000:]
+        info = eng.info()
+    assert c.text and c.prompt_tokens == len(ids)
+    assert info.details["weights"] == "dequantized" and "dequantized by mlx_lm.convert" in info.kernel
+    assert "layers equal" in check.stdout
+    assert not served.exists()
+    portable = eng.portable_command(art)
+    assert str(served) not in portable and "--model model" in portable
+
+
+@pytest.mark.slow
+def test_divergence_loads_the_mlx_artifacts_weights_into_transformers(mlx_project):
+    """The divergence stage measures an MLX variant on its dequantized weights: every tensor of
+    the demo model is there, each within the 4-bit rounding of the original and none equal to it."""
+    import torch
+
+    from pipeline.evaluate.divergence import load_reference
+
+    root, _, _, _ = mlx_project
+    variant = load_reference(root / "artifacts" / "mlx_q4", mlx_settings={}).state_dict()
+    base = load_reference(DEMO).state_dict()
+    assert set(variant) == set(base)
+    w = "model.layers.0.mlp.down_proj.weight"
+    assert variant[w].dtype == torch.float32 and not torch.equal(variant[w], base[w])
+    # affine 4-bit, groups of 64: each weight within one step (its group's range / 15; scales
+    # and biases are stored in bf16) of the original
+    step = (base[w].view(-1, 64).amax(1) - base[w].view(-1, 64).amin(1)) / 15
+    err = (variant[w] - base[w]).abs().view(-1, 64).amax(1)
+    assert bool((err <= step + 1e-3).all()) and float((err / step).mean()) < 0.75, float((err / step).max())
 
 
 @pytest.mark.slow
