@@ -12,7 +12,8 @@ from pathlib import Path
 
 def die_with_parent() -> None:
     """In the child before exec: a session of its own, and SIGTERM when the parent dies
-    (Linux's PR_SET_PDEATHSIG; elsewhere only the session)."""
+    (Linux's PR_SET_PDEATHSIG; elsewhere only the session). Linux sends it when the *thread*
+    that started the child ends: start long-lived children from a thread that outlives them."""
     os.setsid()
     try:
         import ctypes

@@ -22,7 +22,10 @@ class EvaluateConfig(_Section):
     evalset: Path = Path("data/evalset")
     out_dir: Path = Path("results")
     max_tokens: PositiveInt = 128      # fixed for every variant
-    concurrency: PositiveInt = 4       # requests in flight (serving engines)
+    concurrency: PositiveInt = 4       # requests in flight (serving engines), per replica
+    # engine replicas serving one evaluation (data parallel), each on its share of the node's
+    # GPUs (or CPU cores): pipeline/evaluate/replicas.py
+    replicas: PositiveInt = 1
     warmup: int = Field(8, ge=0)       # requests sent and discarded before measuring
     limit: PositiveInt | None = None   # first N samples only (quick runs; recorded)
     repetition_ngram: PositiveInt = 4  # detector: an output repeating an n-gram 3+ times

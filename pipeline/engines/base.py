@@ -83,6 +83,14 @@ class Engine(ABC):
                  tokenizer_dir: Path | None = None, url: str | None = None):
         self.artifact, self.settings, self.log_path = Path(artifact), dict(settings), log_path
         self.tokenizer_dir, self.url = tokenizer_dir, url
+        # set by whoever starts several replicas: what this one's environment adds (its GPUs)
+        self.extra_env: dict[str, str] = {}
+
+    @classmethod
+    def cpu_share_environment(cls, cores: list[int]) -> dict[str, str]:
+        """The environment that keeps a replica on `cores` of a CPU host (evaluate.replicas);
+        an engine that pins its threads itself says how. Default: nothing to add."""
+        return {}
 
     @abstractmethod
     def start(self) -> None: ...
@@ -189,7 +197,19 @@ class ServerEngine(Engine):
         """Engine-specific fields of a completion request."""
         return {"ignore_eos": ignore_eos} if ignore_eos else {}
 
+    def prepare(self) -> None:
+        """Work an engine does before its process starts (checks, a converted copy)."""
+
     def start(self) -> None:
+        self.launch()
+        self._wait_ready(float(self.settings.get("startup_timeout", 600)))
+
+    def launch(self) -> None:
+        """Start the process, without waiting for it to serve. Call it from a thread that lives
+        as long as the engine: the child's parent-death signal (processes.die_with_parent) is
+        tied to the thread that started it, so one started from a short-lived worker thread
+        would be told to stop when that thread ends."""
+        self.prepare()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         try:
@@ -198,7 +218,7 @@ class ServerEngine(Engine):
             cmd = self.command()
             self._log.write("$ " + " ".join(mask_args(cmd)) + "\n")
             self._log.flush()
-            env = self.environment()
+            env = self.environment() | self.extra_env
             if self.api_key_env:
                 env[self.api_key_env] = self.api_key
             # Its own session: stop() signals the whole process group (vLLM forks workers); and
@@ -214,7 +234,6 @@ class ServerEngine(Engine):
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._client = httpx.Client(base_url=self.base_url, headers=headers,
                                     timeout=self.settings.get("request_timeout", 600))
-        self._wait_ready(float(self.settings.get("startup_timeout", 600)))
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

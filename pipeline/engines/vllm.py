@@ -66,6 +66,12 @@ class VllmEngine(ServerEngine):
             cmd.append("--enforce-eager")
         return cmd + [str(a) for a in s.get("extra_args", [])]
 
+    @classmethod
+    def cpu_share_environment(cls, cores: list[int]) -> dict[str, str]:
+        # vLLM's CPU worker binds its OpenMP threads ('auto': every core but one); replicas side
+        # by side would all bind the same cores
+        return {"VLLM_CPU_OMP_THREADS_BIND": ",".join(map(str, cores))}
+
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.settings.get("cpu_kvcache_gb", 1)))

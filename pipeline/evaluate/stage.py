@@ -22,6 +22,7 @@ import numpy as np
 from pipeline import progress
 from pipeline.artifacts.manifest import require_verified
 from pipeline.contracts import Metrics
+from pipeline.errors import QpipeError
 from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
 from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harness_version,
@@ -54,8 +55,30 @@ def open_engine(params, layout: Layout, name: str, log_path: Path, *,
     return eng
 
 
+def replicated(params, layout: Layout, name: str, first: Engine, ev, *, engine: str | None,
+               artifact: Path | None) -> Engine:
+    """`evaluate.replicas` copies of the variant's engine behind one (pipeline.evaluate.replicas)."""
+    from pipeline.engines.base import ServerEngine
+    from pipeline.evaluate.replicas import Replicas, replica_environments, replica_log
+
+    if not isinstance(first, ServerEngine) or first.url:
+        raise EvaluateError(f"evaluate.replicas is {ev.replicas} but variant {name!r} is served by "
+                            f"{first.name}{' at ' + first.url if first.url else ''}, which this "
+                            "stage does not start as separate processes — fix: evaluate.replicas: 1")
+    engines = [first] + [open_engine(params, layout, name, replica_log(first.log_path, i),
+                                     engine=engine, artifact=artifact) for i in range(1, ev.replicas)]
+    for e, env in zip(engines, replica_environments(type(first), ev.replicas), strict=True):
+        e.extra_env = env
+    return Replicas(engines, ev.concurrency)
+
+
+class EvaluateError(QpipeError, ValueError):
+    pass
+
+
 def hardware() -> dict[str, Any]:
-    info = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    info = {"node": platform.node(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "python": platform.python_version()}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -151,6 +174,8 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = render(tokenizer, evalset.items)
     eng = open_engine(params, layout, name, out / "engine.log", engine=engine, artifact=artifact)
+    if ev.replicas > 1:
+        eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
     # to the harness's ids
     eng.check_prompts(prompts, [item.id for item in evalset.items])
@@ -170,7 +195,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                 shown.advance(status=f"accuracy {correct / (i + 1):.3f}")
 
             completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
-                                            concurrency=ev.concurrency, progress=scored)
+                                            concurrency=ev.concurrency * ev.replicas, progress=scored)
         harness_results = None
         if ev.lm_eval.tasks:
             from pipeline.evaluate import lmeval
@@ -197,7 +222,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
-                        "warmup": ev.warmup, "limit": ev.limit, "decoding": "greedy",
+                        "replicas": ev.replicas, "warmup": ev.warmup, "limit": ev.limit, "decoding": "greedy",
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
