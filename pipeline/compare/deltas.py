@@ -283,7 +283,9 @@ def run(params, layout, *, baseline: str | None = None,
             v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
     bench = layout.bench / "bench.json"
     if bench.is_file():
-        out["bench"] = json.loads(bench.read_text()).get("ratios")
+        measured = json.loads(bench.read_text())
+        out["bench"] = measured.get("ratios")
+        out["bench_node"] = measured.get("hardware")
     dest = layout.reports
     dest.mkdir(parents=True, exist_ok=True)
     tmp = dest / ".comparison.json.tmp"

@@ -55,6 +55,17 @@ def _share(x: float | None) -> str:
     return "—" if x is None else f"{x:.1%}"
 
 
+def _bench_node(comparison: dict[str, Any]) -> list[str]:
+    """The node bench measured every speed ratio on (one node, side by side)."""
+    node = comparison.get("bench_node")
+    if not comparison.get("bench") or not node:
+        return []
+    gpus = f"GPUs: {', '.join(node['gpus'])}" if node.get("gpus") else "no GPU"
+    return ["", f"Speed ratios were measured side by side on one node, `{node.get('node', '?')}` "
+                f"({node.get('cpu', node.get('machine', '?'))}, {node.get('cpus', '?')} CPUs, {gpus}); "
+                "speed is never compared across nodes."]
+
+
 def render(comparison: dict[str, Any]) -> str:
     bench = comparison.get("bench") or {}
     base = comparison["baseline_metrics"]
@@ -73,6 +84,7 @@ def render(comparison: dict[str, Any]) -> str:
            "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
+    out += _bench_node(comparison)
     out += (_noise(comparison) + _engines(comparison) + _divergence(comparison)
             + _verdicts(comparison))
     out += _calibration(comparison) + _pareto(comparison) + _power(comparison)

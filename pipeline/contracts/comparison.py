@@ -77,6 +77,7 @@ class Comparison(Contract):
     variants: dict[str, VariantEntry]
     noise_floor: dict[str, dict[str, Any]] | None = None
     bench: dict[str, dict[str, Any]] | None = None
+    bench_node: dict[str, Any] | None = None   # the one node every speed ratio was measured on
     pareto_optimal: list[str] | None = None
     gate_profile: str | None = None
     calibration_effect: list[dict[str, Any]] | None = None

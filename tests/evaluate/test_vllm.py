@@ -2,6 +2,7 @@
 the cross-engine differential test, which need a serving baseline."""
 
 import json
+import platform
 
 import pytest
 
@@ -78,6 +79,7 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     assert r["ratios"]["baseline"]["output_tps_ratio"] == 1.0
     saved = json.loads((served.root / "results" / "bench" / "bench.json").read_text())
     assert saved["ratios"] == r["ratios"]
+    assert saved["hardware"]["node"] == platform.node() and saved["hardware"]["cpus"] > 0
     assert (served.root / "results" / "bench" / "logs" / f"01-{Q8}.log").is_file()
     # each engine started once and served its later measurements (bench.live_engines)
     assert [m["startup_seconds"] is not None for m in ms] == [True, True, False, False, False]
