@@ -27,10 +27,17 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     try:
-        cfg = load_params(params).execution if params.is_file() else ExecutionConfig()
+        loaded = load_params(params) if params.is_file() else None
     except ConfigError as err:
         say(str(err))
         raise typer.Exit(1) from err
+    cfg = loaded.execution if loaded else ExecutionConfig()
+    if loaded:
+        from pipeline.orchestrate.strays import stray_outputs, warning
+
+        strays = stray_outputs(loaded, params.resolve().parent)
+        if strays:
+            say(warning(strays, params.resolve().parent))
     backend = execution or cfg.backend
     if backend not in ("local", "ray"):
         say(f"--execution must be local or ray, not {backend!r}")

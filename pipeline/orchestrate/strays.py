@@ -1,0 +1,42 @@
+"""Folders and files in the shared output folders that no variant in params writes.
+
+bench, compare, track and handoff depend on whole folders (the artifacts, the results, the
+quantize run records), since the variant list is params'. Whatever else lies there — the
+outputs of variants since dropped from params, or of the full matrix run in this workspace — is
+hashed into those stages' dependencies: dvc.lock then names files a fresh clone does not have,
+and there those stages run again. `qpipe repro` says so before it runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def stray_outputs(params, root: Path) -> list[Path]:
+    """Entries of the shared output folders that belong to no variant in `params`."""
+    names = set(params.variants)
+    results = root / params.evaluate.out_dir
+    divergence = results / "divergence"
+    own = {results: {divergence.name, Path(params.bench.out_dir).name}}
+    found = []
+    for folder in (root / params.quantize.out_dir, results, divergence):
+        if not folder.is_dir():
+            continue
+        for entry in sorted(folder.iterdir()):
+            if entry.name in names or entry.name == ".gitignore" or entry.name in own.get(folder, ()):
+                continue
+            found.append(entry)
+    runs = root / params.quantize.runs_dir
+    if runs.is_dir():
+        found += [f for f in sorted(runs.iterdir())
+                  if f.name != ".gitignore" and not (f.suffix in (".json", ".log") and f.stem in names)]
+    return found
+
+
+def warning(strays: list[Path], root: Path) -> str:
+    shown = [str(p.relative_to(root)) for p in strays]
+    more = f" and {len(shown) - 8} more" if len(shown) > 8 else ""
+    return (f"warning: {', '.join(shown[:8])}{more} belong to no variant in params: bench, compare, "
+            "track and handoff hash these whole folders, so dvc.lock would name them and a fresh "
+            "clone, which lacks them, would run those stages again — fix: remove them (their DVC "
+            "cache copies stay), or run other matrices as DVC experiments (`qpipe-demo full-matrix`)")
