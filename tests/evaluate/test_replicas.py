@@ -103,7 +103,9 @@ def test_a_replica_that_dies_fails_the_evaluation_naming_it(served, tmp_path):
         stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
     t.join()
     assert killed, "the second replica was never seen serving"
-    assert "engine-2.log" in str(err.value) and "exited with code" in str(err.value)
+    # "exited with code -9", or, when the reset connection is seen before the process is gone
+    # (a loaded machine), "request failed": either way the replica, its log and its tail
+    assert "engine-2.log" in str(err.value) and "log tail" in str(err.value)
     assert not (served.root / "replica-kill" / Q8 / "metrics.json").exists()
 
 
