@@ -48,3 +48,27 @@ def served(tmp_path_factory) -> SimpleNamespace:
         return root / "artifacts" / name
 
     return SimpleNamespace(root=root, data=data, params=params, artifact=artifact)
+
+
+def kill_when_found(find, *, timeout: float = 120.0):
+    """Start a thread that polls `find()` — a psutil.Process to kill, or None — until it returns
+    one, kills it and records its pid in the returned list (empty if none was found in time).
+    Join the returned thread (`.thread`) after the run it interrupts."""
+    import threading
+    import time
+
+    killed: list[int] = []
+
+    def loop():
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            p = find()
+            if p is not None:
+                p.kill()
+                killed.append(p.pid)
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=loop)
+    t.start()
+    return SimpleNamespace(killed=killed, thread=t)

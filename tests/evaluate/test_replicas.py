@@ -2,9 +2,6 @@
 cores are shared out, and real llama-server and vLLM replicas giving one engine's records."""
 
 import json
-import threading
-import time
-
 import psutil
 import pytest
 
@@ -12,7 +9,7 @@ from pipeline.engines.base import EngineError, get_engine
 from pipeline.evaluate import stage
 from pipeline.evaluate.replicas import replica_environments
 
-from .conftest import make_params
+from .conftest import kill_when_found, make_params
 from conftest import stage_args
 
 Q8 = "gguf_q8_0_business"
@@ -79,29 +76,22 @@ def test_a_replica_that_dies_fails_the_evaluation_naming_it(served, tmp_path):
     served.artifact(Q8)
     params = make_params(served.data, evaluate={"replicas": 2, "concurrency": 1,
                                                 "out_dir": "replica-kill"})
-    killed = []
 
-    def killer():  # the second replica (its own log: engine-2.log), once it has served a few
-        deadline = time.time() + 120
-        while time.time() < deadline and not killed:
-            logs = list((served.root / "replica-kill").glob(".staging-*/*/engine-2.log"))
-            text = logs[0].read_text() if logs else ""
-            if text.count("print_timing") > 10:
-                port = text.splitlines()[0].split("--port ")[1].split()[0]
-                for p in psutil.process_iter(["cmdline"]):
-                    cmd = p.info["cmdline"] or []
-                    if cmd and "llama-server" in cmd[0] and "--port" in cmd \
-                            and cmd[cmd.index("--port") + 1] == port:
-                        p.kill()
-                        killed.append(p.pid)
-                        return
-            time.sleep(0.05)
+    def second_replica():  # its own log: engine-2.log, once it has served a few
+        logs = list((served.root / "replica-kill").glob(".staging-*/*/engine-2.log"))
+        text = logs[0].read_text() if logs else ""
+        if text.count("print_timing") <= 10:
+            return None
+        port = text.splitlines()[0].split("--port ")[1].split()[0]
+        return next((p for p in psutil.process_iter(["cmdline"]) if (cmd := p.info["cmdline"] or [])
+                     and "llama-server" in cmd[0] and str(served.root) in " ".join(cmd) and "--port" in cmd
+                     and cmd[cmd.index("--port") + 1] == port), None)
 
-    t = threading.Thread(target=killer)
-    t.start()
+    killer = kill_when_found(second_replica)
     with pytest.raises(EngineError, match="replica 2 of 2") as err:
         stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
-    t.join()
+    killer.thread.join()
+    killed = killer.killed
     assert killed, "the second replica was never seen serving"
     # "exited with code -9", or, when the reset connection is seen before the process is gone
     # (a loaded machine), "request failed": either way the replica, its log and its tail

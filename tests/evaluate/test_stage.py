@@ -3,8 +3,6 @@ the demo model's artifacts, made by the real quantize stage."""
 
 import json
 import shutil
-import threading
-import time
 
 import psutil
 import pytest
@@ -14,7 +12,7 @@ from pipeline.evaluate import stage
 from pipeline.compare import deltas as compare
 from pipeline.compare.deltas import CompareError
 
-from .conftest import make_params
+from .conftest import kill_when_found, make_params
 from conftest import stage_args
 from pipeline.compare.stage import PARAMS as COMPARE
 from pipeline.quantize import stage as quantize
@@ -125,26 +123,20 @@ def test_killing_the_engine_mid_run_fails_with_its_log_and_leaves_no_metrics(ser
     served.artifact(Q8)
     results = served.root / "kill-results"
     params = make_params(served.data, evaluate={"out_dir": "kill-results", "concurrency": 1})
-    killed = []
 
-    def killer():
-        deadline = time.time() + 120
-        while time.time() < deadline and not killed:
-            for p in psutil.process_iter(["name", "cmdline"]):
-                cmd = " ".join(p.info["cmdline"] or [])
-                if "llama-server" in cmd and "gguf_q8_0_business" in cmd and "kill-results" not in cmd:
-                    logs = list(results.glob(".staging-*/*/engine.log"))
-                    if logs and logs[0].read_text().count("print_timing") > 30:
-                        p.kill()
-                        killed.append(p.pid)
-                        return
-            time.sleep(0.05)
+    def serving_engine():  # the evaluation's llama-server, once it has served a few
+        logs = list(results.glob(".staging-*/*/engine.log"))
+        if not logs or logs[0].read_text().count("print_timing") <= 30:
+            return None
+        return next((p for p in psutil.process_iter(["cmdline"])
+                     if "llama-server" in (cmd := " ".join(p.info["cmdline"] or []))
+                     and f"{served.root}/artifacts/gguf_q8_0_business" in cmd), None)
 
-    t = threading.Thread(target=killer)
-    t.start()
+    killer = kill_when_found(serving_engine)
     with pytest.raises(EngineError) as err:
         stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
-    t.join()
+    killer.thread.join()
+    killed = killer.killed
     assert killed, "the engine was never seen serving"
     assert "log tail" in str(err.value) and "print_timing" in str(err.value)
     assert not (results / Q8 / "metrics.json").exists()
