@@ -20,6 +20,7 @@ name = sys.argv[1]
 trace = pathlib.Path("trace"); trace.mkdir(exist_ok=True)
 with open(trace / name, "a") as f: f.write(f"start {time.time()}\\n")
 (trace / f"{name}.env").write_text(" ".join(os.environ.get(k, "-") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")))
+(trace / f"{name}.cpus").write_text(",".join(map(str, sorted(os.sched_getaffinity(0)))))
 if name in os.environ.get("FAIL", "").split(","):
     sys.exit(3)
 if os.environ.get("BARRIER") and name in ("a", "b"):  # both gen stages must be running at once, or neither finishes
@@ -120,10 +121,15 @@ def test_parallel_stages_leave_what_a_serial_repro_leaves(projects, monkeypatch)
     assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
     assert "up to date" in dvc(parallel, "status").stdout or dvc(parallel, "status").stdout.strip() == ""
     assert any(line.startswith("[gen@b] Running stage 'gen@b'") for line in lines)
-    # side by side: the thread count as under dvc repro (none imposed), idle threads sleeping
-    threads = os.environ.get("OMP_NUM_THREADS", "-")
+    # side by side: the thread count as under dvc repro (none imposed unless pinned to a share
+    # of the CPUs: then the serial count), idle threads sleeping
+    from pipeline.orchestrate.repro import cpu_shares, usable_cpus
+
+    threads = os.environ.get("OMP_NUM_THREADS") or \
+        (str(len(usable_cpus())) if cpu_shares(3, usable_cpus()) else "-")
     assert (parallel / "trace" / "a.env").read_text() == f"{threads} PASSIVE"
-    assert (serial / "trace" / "a.env").read_text() == f"{threads} {os.environ.get('OMP_WAIT_POLICY', '-')}"
+    assert (serial / "trace" / "a.env").read_text() == \
+        f"{os.environ.get('OMP_NUM_THREADS', '-')} {os.environ.get('OMP_WAIT_POLICY', '-')}"
     assert (parallel / "logs" / "repro" / "gen-a.log").is_file()
 
     # a change re-runs what it touches, and nothing else, in both
@@ -181,3 +187,41 @@ def test_side_by_side_stages_keep_their_threads_and_sleep_when_idle():
     env = side_by_side({"PATH": "/bin"})
     assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}  # no thread count imposed
     assert side_by_side({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+    # pinned to a share: the thread count a serial run has is stated, unless one is set
+    assert side_by_side({}, [1], 4) == {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "4"}
+    assert side_by_side({"OMP_NUM_THREADS": "3"}, [1], 4)["OMP_NUM_THREADS"] == "3"
+
+
+def test_cpu_shares_are_disjoint_and_cover_the_cpus():
+    from pipeline.orchestrate.repro import cpu_shares
+
+    assert cpu_shares(2, [0, 1]) == [[0], [1]]
+    assert cpu_shares(2, [0, 1, 2, 3, 4]) == [[0, 1, 2], [3, 4]]
+    assert cpu_shares(3, [4, 5, 6, 7, 8, 9, 10]) == [[4, 5, 6], [7, 8], [9, 10]]
+    assert cpu_shares(1, [0, 1]) is None      # one job: nothing to share
+    assert cpu_shares(3, [0, 1]) is None      # more jobs than CPUs: every command sees all
+    assert cpu_shares(2, None) is None        # no CPU affinity on this OS
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and two CPUs")
+def test_side_by_side_stages_run_on_their_own_cpus(projects, monkeypatch):
+    serial, parallel = projects
+    cpus = sorted(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    dvc(serial, "repro")
+    monkeypatch.setenv("BARRIER", "1")
+    lines: list[str] = []
+    repro(parallel, jobs=2, say=lines.append)
+    got = {n: [int(c) for c in (parallel / "trace" / f"{n}.cpus").read_text().split(",")]
+           for n in ("a", "b", "solo", "agg")}
+    half = len(cpus) // 2 + len(cpus) % 2
+    # a and b ran at once, each on its own share; the exclusive stage had every CPU
+    assert sorted([got["a"], got["b"]]) == [cpus[:half], cpus[half:]]
+    assert got["solo"] == cpus
+    assert (parallel / "trace" / "a.env").read_text() == f"{len(cpus)} PASSIVE"   # serial count
+    assert (serial / "trace" / "a.cpus").read_text() == ",".join(map(str, cpus))
+    assert (parallel / "trace" / "solo.env").read_text().startswith("- ")           # none imposed
+    assert any(f"Running stage 'gen@a' on CPU {','.join(map(str, got['a']))}:" in line for line in lines)
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+    assert os.sched_getaffinity(0) == set(cpus)  # this process's own affinity is untouched

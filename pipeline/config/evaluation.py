@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -58,6 +58,10 @@ class BenchConfig(_Section):
     # of once per measurement; an idle engine uses ~2% of a core here. 1: a fresh start for
     # every measurement. Memory: ~3 GB per vLLM on CPU.
     live_engines: PositiveInt = 6
+    # engines started at once before the first measurement (up to live_engines), their start-ups
+    # waited for side by side; auto: live_engines on a host without a GPU, 1 with one (engines
+    # sharing a GPU size their memory at start-up and must not start together)
+    start_together: Literal["auto"] | PositiveInt = "auto"
     repeats: PositiveInt = 3           # measured offline runs per round (after a warm-up run)
     num_prompts: PositiveInt = 16
     input_len: PositiveInt = 256

@@ -2,11 +2,14 @@
 least recently used one stops first when another must start, and every engine stops at the end
 — also when a measurement fails."""
 
+import sys
+import textwrap
+from typing import ClassVar
 
 import pytest
 
 from pipeline.bench.pool import EnginePool
-from pipeline.engines.base import Completion, Engine, EngineError, EngineInfo
+from pipeline.engines.base import Completion, Engine, EngineError, EngineInfo, ServerEngine
 
 
 class Recording(Engine):
@@ -91,3 +94,81 @@ def test_low_memory_stops_idle_engines_first(opener, tmp_path, monkeypatch):
         pool.get("v2", tmp_path / "v2.log")  # every idle engine stopped before it starts
         assert list(pool.live) == ["v2"]
     assert Recording.events[:4] == [("start", "b"), ("start", "v1"), ("stop", "b"), ("stop", "v1")]
+
+
+# ── engines started together ─────────────────────────────────────────────────────────────
+BARRIER_SERVER = textwrap.dedent("""
+    import http.server, pathlib, sys, time
+    port, me, sync, want = int(sys.argv[1]), sys.argv[2], pathlib.Path(sys.argv[3]), int(sys.argv[4])
+    if me == "broken":
+        print("broken: cannot load the model", flush=True)
+        sys.exit(5)
+    (sync / me).touch()
+    deadline = time.time() + 60
+    while len(list(sync.iterdir())) < want:  # ready only once every other one has started too
+        if time.time() > deadline:
+            sys.exit(f"{me}: the others never started beside me")
+        time.sleep(0.05)
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+        def log_message(self, *a):
+            pass
+    http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+""")
+
+
+class BarrierServer(ServerEngine):
+    """A real server process that answers only once `want` of its kind have started: started
+    one after another (each waited for before the next), the first would never be ready."""
+    name: ClassVar[str] = "barrier-test-server"
+    formats: ClassVar[frozenset[str]] = frozenset()
+    want = 3
+
+    def command(self) -> list[str]:
+        script = self.log_path.parent / "server.py"
+        script.write_text(BARRIER_SERVER)
+        sync = self.log_path.parent / "sync"
+        sync.mkdir(exist_ok=True)
+        return [sys.executable, str(script), str(self.port), self.artifact.name, str(sync),
+                str(self.want)]
+
+    def info(self) -> EngineInfo:
+        return EngineInfo(name=self.name)
+
+
+@pytest.fixture
+def servers(tmp_path):
+    return lambda name, log: BarrierServer(tmp_path / name, {"startup_timeout": 60}, log_path=log)
+
+
+def test_engines_start_together_and_serve_their_measurements(servers, tmp_path):
+    with EnginePool(servers, 6) as pool:
+        wanted = [(n, tmp_path / f"{k:02d}-{n}.log") for k, n in enumerate(["b", "v1", "v2"])]
+        assert pool.start_together(wanted + [("b", tmp_path / "03-b.log")]) == ["b", "v1", "v2"]
+        procs = [e.proc for e in pool.live.values()]
+        assert pool.starts == 3 and all(p.poll() is None for p in procs)
+        first = [pool.get(n, tmp_path / "unused.log") for n in ["b", "v1", "v2", "b"]]
+        # the first use reports the seconds its engine took to be ready; later ones none
+        assert [s is not None and s > 0 for _, s in first] == [True, True, True, False]
+        assert first[0][0] is first[3][0] and pool.starts == 3
+    assert all(p.poll() is not None for p in procs)  # every one stopped at the end
+    assert not (tmp_path / "unused.log").exists()
+
+
+def test_engines_started_together_are_limited_by_the_pool(servers, tmp_path):
+    BarrierServer.want = 2
+    try:
+        with EnginePool(servers, 2) as pool:
+            started = pool.start_together([(n, tmp_path / f"{n}.log") for n in ["b", "v1", "v2"]])
+            assert started == ["b", "v1"] and list(pool.live) == ["b", "v1"]
+    finally:
+        BarrierServer.want = 3
+
+
+def test_a_failed_start_stops_every_engine_started_with_it(servers, tmp_path):
+    pool = EnginePool(servers, 6)
+    with pytest.raises(EngineError, match=r"(?s)exited with code 5 while starting.*broken.log.*cannot load the model"):
+        pool.start_together([(n, tmp_path / f"{n}.log") for n in ["b", "broken", "v1"]])
+    assert pool.live == {}
+    assert "others never started" not in (tmp_path / "b.log").read_text()

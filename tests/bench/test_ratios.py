@@ -4,7 +4,8 @@ baseline runs around it, and per-token timings left out where tokens arrived in 
 import pytest
 
 from pipeline.engines.base import Completion
-from pipeline.bench.stage import burst_share, ratios, schedule
+from pipeline.bench.ratios import ratios
+from pipeline.bench.stage import burst_share, schedule
 
 
 def measurement(variant, tps, tpot=0.004, ttft=0.02, burst=0.0, rss=100):
@@ -83,7 +84,7 @@ def test_the_hodges_lehmann_interval_covers_the_true_shift_by_simulation():
     interval must cover the true shift ≥ 93% of the time at n = 16 and n = 64."""
     import numpy as np
 
-    from pipeline.bench.stage import hodges_lehmann_interval
+    from pipeline.bench.ratios import hodges_lehmann_interval
 
     rng = np.random.default_rng(20261201)
     for n in (16, 64):

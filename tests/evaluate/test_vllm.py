@@ -81,7 +81,9 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     assert saved["ratios"] == r["ratios"]
     assert saved["hardware"]["node"] == platform.node() and saved["hardware"]["cpus"] > 0
     assert (served.root / "results" / "bench" / "logs" / f"01-{Q8}.log").is_file()
-    # each engine started once and served its later measurements (bench.live_engines)
+    # both engines started together before the first measurement (bench.start_together: auto,
+    # no GPU here), each once, and served its later measurements (bench.live_engines)
+    assert r["engines_started_together"] == ["baseline", Q8]
     assert [m["startup_seconds"] is not None for m in ms] == [True, True, False, False, False]
     assert [m["engine_log"] for m in ms] == ["00-baseline.log", f"01-{Q8}.log", "00-baseline.log",
                                              f"01-{Q8}.log", "00-baseline.log"]
