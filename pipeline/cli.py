@@ -13,6 +13,7 @@ from rich.console import Console
 
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.command import repro as repro_command
+from pipeline.processes import terminate_as_interrupt
 from pipeline.progress import console  # log lines print above any live progress line
 
 app = typer.Typer(help="LLM quantization pipeline with business calibration management.",
@@ -32,7 +33,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
     configure(console, verbose)  # every record with its secrets masked
     # Every command: SIGTERM takes the Ctrl-C path, so engines, workers, staging folders and temp
     # files are cleaned up by the same `finally` blocks as an interrupt.
-    _terminate_as_interrupt()
+    terminate_as_interrupt()
 
 
 def _params(path: Path, *, check_files: bool = True, variant: str | None = None):
@@ -100,17 +101,6 @@ def _echo(lines) -> None:  # a stage's summary lines on stdout, where scripts re
 
 def _say(line: str) -> None:  # a status line on stderr, as given (paths, URLs are not markup)
     console.print(line, markup=False)
-
-
-def _terminate_as_interrupt() -> None:
-    """SIGTERM (a `kill`, a CI timeout, DVC stopping) takes the Ctrl-C path: engines stop, a
-    failed evaluation is kept under logs/failed/ and no partial results remain."""
-    import signal
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 @contextmanager
@@ -298,6 +288,14 @@ def divergence(variant: str = typer.Argument(..., help="Variant name from params
     from pipeline.evaluate.divergence import PARAMS, run, summary_line
 
     typer.echo(summary_line(variant, _stage(run, params, declared=PARAMS, variant=variant)))
+
+
+@app.command("divergence-reference")
+def divergence_reference(params: Path = ParamsOpt) -> None:
+    """The reference's teacher-forced passes, once for every divergence@<variant> → results/divergence-reference/."""
+    from pipeline.evaluate.reference_passes import PARAMS, run
+
+    typer.echo(_stage(run, params, declared=PARAMS))
 
 
 @app.command()

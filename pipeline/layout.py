@@ -75,6 +75,11 @@ class Layout:
         return self.results / "divergence"
 
     @property
+    def divergence_reference(self) -> Path:
+        """The reference's teacher-forced passes, computed once for every divergence@."""
+        return self.results / "divergence-reference"
+
+    @property
     def logs(self) -> Path:
         """Engines' and failed runs' logs: outside every stage's outputs."""
         return self.root / "logs"

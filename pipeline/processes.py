@@ -10,6 +10,22 @@ import time
 from pathlib import Path
 
 
+def affinity() -> list[int] | None:
+    """The CPUs this process may run on (None where the OS has no CPU affinity: macOS)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return sorted(os.sched_getaffinity(0))
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM (a `kill`, a CI timeout, DVC stopping) takes the Ctrl-C path: engines stop, a
+    failed evaluation is kept under logs/failed/ and no partial results remain."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def die_with_parent() -> None:
     """In the child before exec: a session of its own, and SIGTERM when the parent dies
     (Linux's PR_SET_PDEATHSIG; elsewhere only the session). Linux sends it when the *thread*

@@ -123,10 +123,11 @@ def test_parallel_stages_leave_what_a_serial_repro_leaves(projects, monkeypatch)
     assert any(line.startswith("[gen@b] Running stage 'gen@b'") for line in lines)
     # side by side: the thread count as under dvc repro (none imposed unless pinned to a share
     # of the CPUs: then the serial count), idle threads sleeping
-    from pipeline.orchestrate.repro import cpu_shares, usable_cpus
+    from pipeline.orchestrate.repro import cpu_shares
+    from pipeline.processes import affinity
 
     threads = os.environ.get("OMP_NUM_THREADS") or \
-        (str(len(usable_cpus())) if cpu_shares(3, usable_cpus()) else "-")
+        (str(len(affinity())) if cpu_shares(3, affinity()) else "-")
     assert (parallel / "trace" / "a.env").read_text() == f"{threads} PASSIVE"
     assert (serial / "trace" / "a.env").read_text() == \
         f"{os.environ.get('OMP_NUM_THREADS', '-')} {os.environ.get('OMP_WAIT_POLICY', '-')}"

@@ -88,9 +88,10 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
 
 def _variant_name_issues(data: Mapping[str, Any]) -> list[Issue]:
     """A variant's results live in <evaluate.out_dir>/<name>: a name must not be a folder that
-    another stage writes there (divergence@ writes `divergence/`, bench its out_dir)."""
+    another stage writes there (divergence@ writes `divergence/`, divergence_reference
+    `divergence-reference/`, bench its out_dir)."""
     results = str(_mapping(data.get("evaluate")).get("out_dir", "results")).strip("/")
-    taken = {"divergence"}
+    taken = {"divergence", "divergence-reference"}
     bench = str(_mapping(data.get("bench")).get("out_dir", "results/bench")).strip("/")
     if bench.startswith(results + "/"):
         taken.add(bench[len(results) + 1:].split("/")[0])

@@ -8,7 +8,8 @@ from pipeline.contracts.comparison import Comparison, VariantEntry
 from pipeline.contracts.contract import Contract, ContractError
 from pipeline.contracts.eval_metrics import Metrics
 from pipeline.contracts.evalset_card import ITEM_SCHEMA, EvalItem, EvalsetCard
+from pipeline.contracts.divergence_reference import ReferencePasses
 
 __all__ = ["ArtifactManifest", "BundleIndex", "CalibrationCard", "Comparison", "Contract",
            "ContractError", "EvalItem", "EvalsetCard", "FileEntry", "ITEM_SCHEMA", "Metrics",
-           "VariantEntry"]
+           "ReferencePasses", "VariantEntry"]

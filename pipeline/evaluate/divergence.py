@@ -93,11 +93,13 @@ def _logprobs(model, ids: list[int]):
 BATCH = 8  # sequences per forward pass: ~2.3× the one-at-a-time rate on 2 CPU cores (32: 1.8×)
 
 
-def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH) -> list:
+def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden: bool = False) -> list:
     """Log-probabilities of every position of every sequence, ``batch`` sequences of similar
     length per forward pass, right-padded under an attention mask: a real position attends to
     the same tokens at the same positions as alone, so it gets the same values up to float
-    rounding of the batched matmuls (~1e-5 in log-probability; tests bound it)."""
+    rounding of the batched matmuls (~1e-5 in log-probability; tests bound it). ``hidden``: each
+    as (log-probs, last hidden states), the logits being the LM head applied to those states
+    (the same operations as the model's own forward)."""
     import torch
 
     out: list = [None] * len(seqs)
@@ -111,11 +113,27 @@ def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH) -> list:
             ids[row, :len(seqs[i])] = torch.tensor(seqs[i])
             mask[row, :len(seqs[i])] = 1
         with torch.no_grad():
-            logits = model(ids, attention_mask=mask).logits.float()
+            if hidden:
+                states = model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+                logits = model.get_output_embeddings()(states).float()
+            else:
+                logits = model(ids, attention_mask=mask).logits.float()
         lp = torch.log_softmax(logits, dim=-1)
         for row, i in enumerate(idx):
-            out[i] = lp[row, :len(seqs[i])]
+            out[i] = (lp[row, :len(seqs[i])], states[row, :len(seqs[i])].float()) if hidden \
+                else lp[row, :len(seqs[i])]
     return out
+
+
+def chunk_sequences(items: list[tuple[list[int], list[int], list[int]]]) -> dict[tuple, list[int]]:
+    """The distinct sequences a chunk of (prompt, output, reference) items is teacher-forced
+    along (a reference equal to the output shares its sequence), in a fixed order."""
+    seqs: dict[tuple, list[int]] = {}
+    for prompt, output, reference in items:
+        for cont in (output, reference):
+            if cont:
+                seqs.setdefault(tuple(prompt + cont), prompt + cont)
+    return seqs
 
 
 def chunk_passes(base, variant, items: list[tuple[list[int], list[int], list[int]]]) -> dict:
@@ -124,11 +142,7 @@ def chunk_passes(base, variant, items: list[tuple[list[int], list[int], list[int
     byte-identical weights need none; a reference equal to the output reuses the output's."""
     if variant is None:
         return {}
-    seqs = {}
-    for prompt, output, reference in items:
-        for cont in (output, reference):
-            if cont:
-                seqs.setdefault(tuple(prompt + cont), prompt + cont)
+    seqs = chunk_sequences(items)
     keys, todo = list(seqs), list(seqs.values())
     return dict(zip(keys, zip(batched_logprobs(base, todo), batched_logprobs(variant, todo))))
 
@@ -153,75 +167,35 @@ def item_signals(base, variant, prompt: list[int], output: list[int], reference:
         seq = prompt + output
         lb, lv = pair(seq)
         pos = slice(len(prompt) - 1, len(seq) - 1)  # the positions that predict the output
-        pb, pv = lb[pos], lv[pos]
-        kl = (pb.exp() * (pb - pv)).sum(-1).clamp_min(0.0)
-        out["kl"] = [round(float(x), 7) for x in kl]
-        out["top1_agree"] = int((pb.argmax(-1) == pv.argmax(-1)).sum())
+        out |= output_signals(lb[pos], lv[pos])
     if reference:
         seq = prompt + reference
         if reference != output:  # a greedy output equal to the gold answer reuses its passes
             lb, lv = pair(seq)
-        pos = np.arange(len(prompt) - 1, len(seq) - 1)
-        tgt = reference
-        ll_b = float(lb[pos, tgt].sum())
-        ll_v = float(lv[pos, tgt].sum())
-        out["ref_tokens"] = len(reference)
-        out["ref_loglik_delta"] = round((ll_v - ll_b) / len(reference), 7)
+        out |= reference_signals(loglik(lb, len(prompt), reference), loglik(lv, len(prompt), reference),
+                                 len(reference))
     return out
+
+
+def output_signals(pb, pv) -> dict[str, Any]:
+    """KL(P_baseline ‖ P_variant) per output position and top-1 agreement, from both models'
+    log-probabilities at the positions that predict the output."""
+    kl = (pb.exp() * (pb - pv)).sum(-1).clamp_min(0.0)
+    return {"kl": [round(float(x), 7) for x in kl], "top1_agree": int((pb.argmax(-1) == pv.argmax(-1)).sum())}
+
+
+def loglik(lp, prompt_len: int, continuation: list[int]) -> float:
+    """The log-likelihood of `continuation` after a prompt of `prompt_len` tokens, from the log-
+    probabilities of every position of the sequence prompt + continuation."""
+    pos = np.arange(prompt_len - 1, prompt_len - 1 + len(continuation))
+    return float(lp[pos, continuation].sum())
+
+
+def reference_signals(ll_b: float, ll_v: float, tokens: int) -> dict[str, Any]:
+    return {"ref_tokens": tokens, "ref_loglik_delta": round((ll_v - ll_b) / tokens, 7)}
 
 
 CHUNK = 64  # items whose passes are computed (batched) and held at once
-
-LONG_WINDOW = 128  # the long-generation probe scans for loops in windows of this many tokens
-
-
-def long_generation(model, prompt: list[int], max_len: int) -> dict[str, Any]:
-    """Seed 000 §8.2's probe: generate greedily to the context limit, ignoring EOS, and measure
-    where it starts looping and how the per-token entropy of the model's distribution evolves —
-    the failure (coherent for a few hundred tokens, then looping) that short answers never show."""
-    import torch
-
-    new = max_len - len(prompt)
-    if new < 2 * LONG_WINDOW:
-        return {"skipped": f"prompt of {len(prompt)} tokens leaves under {2 * LONG_WINDOW} of {max_len}"}
-    with torch.no_grad():
-        ids = torch.tensor([prompt])
-        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
-                             min_new_tokens=new, do_sample=False, output_scores=True,
-                             return_dict_in_generate=True, pad_token_id=0)
-    tokens = out.sequences[0, len(prompt):].tolist()
-    # EOS is masked to reach the limit; the entropy is that of the remaining distribution
-    ent = [float(-(torch.log_softmax(s[0].float(), -1).exp() * torch.log_softmax(s[0].float(), -1))
-                 .nan_to_num().sum()) for s in out.scores]
-    quarters = [round(float(np.mean(q)), 5) for q in np.array_split(np.asarray(ent), 4)]
-    loop_at = None
-    for start in range(0, len(tokens) - LONG_WINDOW + 1, LONG_WINDOW // 4):
-        w = tokens[start:start + LONG_WINDOW]
-        grams = [tuple(w[i:i + 4]) for i in range(len(w) - 3)]
-        if 1 - len(set(grams)) / len(grams) > 0.5:  # most 4-grams of the window are repeats
-            loop_at = start
-            break
-    grams = [tuple(tokens[i:i + 4]) for i in range(len(tokens) - 3)]
-    return {"tokens": len(tokens), "loop_start": loop_at,
-            "repeated_4gram_share": round(1 - len(set(grams)) / max(len(grams), 1), 4),
-            "entropy_by_quarter": quarters,
-            "entropy_last_over_first": round(quarters[3] / quarters[0], 4) if quarters[0] > 0 else None}
-
-
-def long_probe(model, prompts: list[list[int]], max_len: int) -> dict[str, Any]:
-    """The probe on these prompts, with a summary; compare puts a variant's beside the
-    baseline's own (divergence@<baseline>)."""
-    runs = [long_generation(model, p, max_len) for p in prompts]
-    out: dict[str, Any] = {"prompts": len(prompts), "max_len": max_len, "runs": runs}
-    done = [r for r in runs if "tokens" in r]
-    if done:
-        ratios = [r["entropy_last_over_first"] for r in done if r["entropy_last_over_first"]]
-        out["summary"] = {
-            "looping": sum(r["loop_start"] is not None for r in done),
-            "repeated_4gram_share": round(float(np.mean([r["repeated_4gram_share"] for r in done])), 4),
-            "entropy_last_over_first": round(float(np.mean(ratios)), 4) if ratios else None}
-    return out
-
 
 def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Signals over a group of items: KL mean and p99 over output tokens (the mean with a paired
@@ -249,9 +223,11 @@ def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[st
 
 def run(params, layout: Layout, name: str) -> dict[str, Any]:
     """results/divergence/<variant>/: samples.jsonl (per item) and metrics.json (overall and per
-    slice); `params`: the stage's own (PARAMS)."""
+    slice); `params`: the stage's own (PARAMS). The reference's side of the passes comes from
+    divergence_reference (pipeline.evaluate.reference_passes), computed once for all variants."""
     from pipeline.artifacts.manifest import require_verified
-    from pipeline.evaluate.harness import load_evalset, render
+    from pipeline.evaluate import reference_passes as rp
+    from pipeline.evaluate.long_probe import long_probe
     from pipeline.models import load_tokenizer
 
     baseline = params.divergence.reference
@@ -273,53 +249,52 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
         result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
                                              f"without its own library (measured: {', '.join(LOADABLE)})"}
         return _write(dest, name, result, [])
-    same = manifest["content_sha256"] == require_verified(base_dir)["content_sha256"]
+    base_sha = require_verified(base_dir)["content_sha256"]
+    same = manifest["content_sha256"] == base_sha
+    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
+    tf = rp.teacher_forced(params, layout, tokenizer)
+    stored = None if same else rp.load(params, layout, base_sha, tf)
     try:
-        base = load_reference(base_dir)
-        variant = base if same else load_reference(
-            var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None)
+        variant = load_reference(var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None)
+        # the reference model itself only where its passes are not stored (an architecture with
+        # a step after the LM head)
+        base = variant if same else load_reference(base_dir) if stored is None else None
     except (OSError, ValueError, RuntimeError, ImportError, QpipeError) as err:
         result |= {"measured": False, "why": f"transformers cannot load this artifact here: "
                                              f"{str(err).splitlines()[0][:300]}"}
         log.warning("divergence %s: not measured (%s)", name, result["why"])
         return _write(dest, name, result, [])
-    tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
-    evalset = load_evalset(layout.evalset)
-    outputs = {r["id"]: r["output"] for r in
-               (json.loads(x) for x in base_records.read_text().splitlines() if x)}
-    # The items the baseline was evaluated on (all of them, or its evaluate.limit first ones).
-    items = [i for i in evalset.items if i.id in outputs]
-    if len(items) != len(outputs):
-        raise DivergenceError(f"{base_records} holds items that are not in {params.evaluate.evalset} "
-                              f"— re-run `dvc repro evaluate@{baseline}`")
-    prompts = render(tokenizer, items)
+    items, prompts = tf["items"], tf["prompts"]
     rows = []
-    other = None if same else variant
     with progress.task(f"divergence {name}", total=len(prompts)) as shown:
         for start in range(0, len(items), CHUNK):
-            chunk = [(prompt, tokenizer.encode(outputs[item.id], add_special_tokens=False),
-                      tokenizer.encode(item.reference, add_special_tokens=False) if item.reference else [])
-                     for item, prompt in zip(items[start:start + CHUNK], prompts[start:start + CHUNK])]
-            passes = chunk_passes(base, other, chunk)
-            for item, (prompt, out_ids, ref_ids) in zip(items[start:start + CHUNK], chunk):
-                rows.append({"id": item.id, "slices": item.slices,
-                             **item_signals(base, other, prompt, out_ids, ref_ids, passes)})
+            at = range(start, min(start + CHUNK, len(items)))
+            chunk = [(prompts[i], tf["outputs"][i], tf["references"][i]) for i in at]
+            if same:
+                signals = [item_signals(None, None, *c) for c in chunk]
+            elif stored is None:
+                passes = chunk_passes(base, variant, chunk)
+                signals = [item_signals(base, variant, *c, passes) for c in chunk]
+            else:
+                signals = stored_signals(variant, stored, list(at), chunk)
+            for i, sig in zip(at, signals):
+                rows.append({"id": items[i].id, "slices": items[i].slices, **sig})
                 shown.advance()
-            del passes
     cfg = params.divergence
-    result["engine"] = engine_measure(params, layout, name, prompts,
-                                      outputs_ids(tokenizer, items, outputs), rows) \
+    result["engine"] = engine_measure(params, layout, name, prompts, tf["outputs"], rows) \
         if cfg.engine_top_k else None
-    max_len = cfg.long_max_len or int(getattr(base.config, "max_position_embeddings", 0) or 2048)
+    max_len = cfg.long_max_len or rp.context_length(base_dir)
     shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), items[i].id))
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
     if same:
         result["method"] += (f"; the weights are byte-identical to {baseline}'s (content "
                              f"{manifest['content_sha256'][:12]}): token signals are exact zeros "
                              "without the passes")
+    elif stored is not None:
+        result["method"] += (f"; {baseline}'s distribution from its stored last hidden states and "
+                             "LM head (divergence_reference)")
     result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
-               "evalset_sha256": evalset.sha256 if len(items) == len(evalset.items)
-               else f"{evalset.sha256}[:{len(items)}]", "overall": summarize(rows), "slices": {},
+               "evalset_sha256": tf["evalset_sha256"], "overall": summarize(rows), "slices": {},
                "long_generation": long_probe(variant, probe, max_len) if probe else None,
                "seconds": round(time.time() - t0, 2)}
     keys = sorted({f"{k}={v}" for r in rows for k, v in r["slices"].items()})
@@ -329,8 +304,23 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     return _write(dest, name, result, rows)
 
 
-def outputs_ids(tokenizer, items, outputs: dict[str, str]) -> list[list[int]]:
-    return [tokenizer.encode(outputs[i.id], add_special_tokens=False) for i in items]
+def stored_signals(variant, stored, at: list[int], chunk) -> list[dict[str, Any]]:
+    """`item_signals` of a chunk with the reference's side read from its stored passes: the
+    variant's passes batched as `chunk_passes` batches them; the reference's log-probabilities at
+    the output positions from its stored states, its gold-answer log-likelihood as stored."""
+    seqs = chunk_sequences(chunk)
+    lv_of = dict(zip(seqs, batched_logprobs(variant, list(seqs.values()))))
+    out = []
+    for i, (prompt, output, reference) in zip(at, chunk):
+        sig: dict[str, Any] = {"tokens": len(output)}
+        if output:
+            lv = lv_of[tuple(prompt + output)]
+            sig |= output_signals(stored.logprobs(i), lv[len(prompt) - 1:len(prompt) + len(output) - 1])
+        if reference:
+            ll_v = loglik(lv_of[tuple(prompt + reference)], len(prompt), reference)
+            sig |= reference_signals(stored.ref_loglik[i], ll_v, len(reference))
+        out.append(sig)
+    return out
 
 
 def engine_measure(params, layout: Layout, name: str, prompts, outs,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engines.base import Completion, Engine, EngineError, EngineInfo
+from pipeline.processes import affinity
 
 
 def visible_gpus() -> list[str]:
@@ -39,10 +40,7 @@ def visible_gpus() -> list[str]:
 
 
 def visible_cpus() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return list(range(os.cpu_count() or 1))
+    return affinity() or list(range(os.cpu_count() or 1))  # no CPU affinity (macOS): all
 
 
 def shares(items: list, count: int, what: str) -> list[list]:

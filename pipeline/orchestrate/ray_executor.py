@@ -21,7 +21,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 from pipeline.errors import QpipeError
 
@@ -59,6 +59,7 @@ def _task(lines: list[str], cwd: str, env: dict[str, str], log_path: str) -> dic
 @dataclass
 class RayExecutor:
     """`RayExecutor(cfg.execution.ray)`; connects at first use."""
+    pins_cpus: ClassVar[bool] = False  # Ray places each task by its own resources
     cfg: object
     refs: dict[str, object] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)

@@ -34,9 +34,10 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
+from pipeline.processes import affinity
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,10 @@ class Command:
 
 
 class Executor(Protocol):
+    # True: commands run on this host and Command.cpus is applied; False: they run elsewhere
+    # (a Ray node), placed by that system's own resources, and nothing is pinned here.
+    pins_cpus: bool
+
     def run(self, cmd: Command, echo: Callable[[str], None]) -> int: ...
 
     def cancel(self) -> None: ...
@@ -80,8 +85,7 @@ class LocalExecutor:
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cancelled: bool = False
-    pins_cpus = True  # runs commands on this host: Command.cpus is applied (an executor
-                      # running them elsewhere has no such attribute: nothing is pinned)
+    pins_cpus: ClassVar[bool] = True  # runs commands on this host: Command.cpus is applied
 
     def run(self, cmd: Command, echo: Callable[[str], None]) -> int:
         from dvc.stage.run import _make_cmd, get_executable
@@ -148,13 +152,6 @@ def side_by_side(env: dict[str, str], cpus: list[int] | None = None,
     if cpus is not None and threads and "OMP_NUM_THREADS" not in env:
         env["OMP_NUM_THREADS"] = str(threads)
     return env
-
-
-def usable_cpus() -> list[int] | None:
-    """The CPUs this process may run on (None where the OS has no CPU affinity: macOS)."""
-    if not hasattr(os, "sched_getaffinity"):
-        return None
-    return sorted(os.sched_getaffinity(0))
 
 
 def cpu_shares(jobs: int, cpus: list[int] | None) -> list[list[int]] | None:
@@ -264,8 +261,8 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             failed: set = set()
             finished: set = set()
             pool = ThreadPoolExecutor(max(1, jobs))
-            cpus = usable_cpus()
-            free_shares = (cpu_shares(jobs, cpus) if getattr(executor, "pins_cpus", False) else None) or []
+            cpus = affinity()
+            free_shares = (cpu_shares(jobs, cpus) if executor.pins_cpus else None) or []
 
             def record(stage, status: str, t0: float, detail: str = "", log_path=None) -> None:
                 outcomes[names[stage]] = Outcome(names[stage], status, round(time.time() - t0, 1),

@@ -17,7 +17,7 @@ def stray_outputs(params, root: Path) -> list[Path]:
     names = set(params.variants)
     results = root / params.evaluate.out_dir
     divergence = results / "divergence"
-    own = {results: {divergence.name, Path(params.bench.out_dir).name}}
+    own = {results: {divergence.name, "divergence-reference", Path(params.bench.out_dir).name}}
     found = []
     for folder in (root / params.quantize.out_dir, results, divergence):
         if not folder.is_dir():

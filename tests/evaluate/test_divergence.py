@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from pipeline.artifacts.manifest import build_manifest
-from pipeline.evaluate import divergence
+from pipeline.evaluate import divergence, reference_passes
 from pipeline.evaluate.divergence import DivergenceError
+from pipeline.evaluate.long_probe import long_probe
 
 from .conftest import REPO, make_params
 from conftest import stage_args
@@ -48,6 +49,7 @@ def project(served, tmp_path_factory):
     # the teacher-forcing path: any fixed text per item (here the gold answer, reworded)
     (results / "samples.jsonl").write_text("".join(
         json.dumps({"id": r["id"], "output": "Sure. " + (r.get("reference") or "")}) + "\n" for r in items))
+    reference_passes.run(*stage_args(params, root, reference_passes.PARAMS))  # divergence_reference
     return params, root
 
 
@@ -109,11 +111,99 @@ def test_the_long_generation_probe_runs_to_the_context_limit(project):
     model = divergence.load_reference(root / "artifacts" / "baseline")
     tok = load_tokenizer(root / "models" / "demo")
     prompt = tok.encode("Hello, I have a question about my order.", add_special_tokens=False)
-    r = divergence.long_probe(model, [prompt], 600)
+    r = long_probe(model, [prompt], 600)
     (run,) = r["runs"]
     assert run["tokens"] == 600 - len(prompt) and len(run["entropy_by_quarter"]) == 4
     assert set(r["summary"]) == {"looping", "repeated_4gram_share", "entropy_last_over_first"}
     # a tiny model run far past anything it was trained on repeats itself: the probe sees it
     assert run["repeated_4gram_share"] > 0.1 and run["loop_start"] is not None
-    short = divergence.long_probe(model, [prompt * 40], 600)
+    short = long_probe(model, [prompt * 40], 600)
     assert "skipped" in short["runs"][0] and "summary" not in short
+
+
+def _noised_variant(project, scale: float):
+    params, root = project
+    name = f"noise_{int(scale * 100)}"
+    dest = root / "artifacts" / name
+    if not dest.is_dir():
+        noised_copy(root / "artifacts" / "baseline", dest, scale)
+    data = json.loads(json.dumps(params.model_dump(mode="json")))
+    data["variants"][name] = dict(data["variants"]["baseline"])
+    return make_params(data), name
+
+
+def test_stored_reference_passes_give_the_signals_of_running_the_reference(project):
+    """divergence@ reads the reference's side from divergence_reference (its last hidden states
+    and LM head): every item's signals are those of running both models, to float rounding."""
+    _, root = project
+    p, name = _noised_variant(project, 0.2)
+    args = stage_args(p, root, divergence.PARAMS, name)
+    r = divergence.run(*args, name)
+    assert "stored last hidden states" in r["method"]
+    rows = [json.loads(x) for x in (root / "results-divergence" / "divergence" / name / "samples.jsonl")
+            .read_text().splitlines()]
+    from pipeline.models import load_tokenizer
+
+    tf = reference_passes.teacher_forced(args[0], args[1], load_tokenizer(root / "models" / "demo"))
+    base = divergence.load_reference(root / "artifacts" / "baseline")
+    variant = divergence.load_reference(root / "artifacts" / name)
+    chunk = list(zip(tf["prompts"], tf["outputs"], tf["references"]))
+    passes = divergence.chunk_passes(base, variant, chunk)
+    for row, c in zip(rows, chunk):
+        direct = divergence.item_signals(base, variant, *c, passes)
+        assert row["kl"] == pytest.approx(direct["kl"], rel=1e-4, abs=1e-6) and max(direct["kl"]) > 0
+        assert row["top1_agree"] == direct["top1_agree"]
+        assert row["ref_loglik_delta"] == pytest.approx(direct["ref_loglik_delta"], abs=1e-6)
+
+
+def test_passes_of_other_weights_or_outputs_are_refused(project):
+    params, root = project
+    _, layout = stage_args(params, root)
+    from pipeline.models import load_tokenizer
+
+    tf = reference_passes.teacher_forced(params, layout, load_tokenizer(root / "models" / "demo"))
+    sha = json.loads((layout.divergence_reference / "reference.json").read_text())["artifact_sha256"]
+    assert reference_passes.load(params, layout, sha, tf) is not None
+    with pytest.raises(reference_passes.ReferencePassesError,
+                       match="reference artifact.*dvc repro divergence_reference"):
+        reference_passes.load(params, layout, "0" * 64, tf)
+    other = dict(tf, outputs=[o[:-1] for o in tf["outputs"]])
+    with pytest.raises(reference_passes.ReferencePassesError, match="teacher-forced output tokens"):
+        reference_passes.load(params, layout, sha, other)
+    from pipeline.layout import Layout
+
+    elsewhere = make_params(params.model_dump(mode="json"), evaluate={"out_dir": "results-nowhere"})
+    with pytest.raises(reference_passes.ReferencePassesError, match="does not exist.*divergence-reference"):
+        reference_passes.load(elsewhere, Layout(root, elsewhere), sha, tf)
+
+
+def test_a_step_after_the_lm_head_is_caught_and_the_reference_run_instead(project, monkeypatch):
+    """An architecture that changes the logits after the LM head (a logit scale here) keeps no
+    states; divergence@ then runs the reference itself and measures the same signals."""
+    params, root = project
+    model = divergence.load_reference(root / "artifacts" / "baseline")
+    seq = [1, 17, 240, 33, 91, 5]
+    assert reference_passes.head_check(model, seq) == 0.0
+    forward = model.forward
+
+    def scaled(*a, **k):
+        out = forward(*a, **k)
+        out.logits = out.logits * 0.5
+        return out
+
+    monkeypatch.setattr(model, "forward", scaled)
+    assert reference_passes.head_check(model, seq) > reference_passes.HEAD_TOLERANCE
+    p, name = _noised_variant(project, 0.2)
+    stored = divergence.run(*stage_args(p, root, divergence.PARAMS, name), name)["overall"]
+    monkeypatch.setattr(reference_passes, "head_check", lambda m, s: 1.0)
+    try:
+        reference_passes.run(*stage_args(params, root, reference_passes.PARAMS))
+        card = json.loads((root / "results-divergence" / "divergence-reference" / "reference.json").read_text())
+        assert card["hidden_states"] is False and "after" in card["why"]
+        r = divergence.run(*stage_args(p, root, divergence.PARAMS, name), name)
+        assert "stored" not in r["method"]
+        for key in ("kld_mean", "top1_agreement", "ref_loglik_delta"):
+            assert r["overall"][key] == pytest.approx(stored[key], abs=1e-6)
+    finally:
+        monkeypatch.undo()
+        reference_passes.run(*stage_args(params, root, reference_passes.PARAMS))
