@@ -207,3 +207,25 @@ def test_a_step_after_the_lm_head_is_caught_and_the_reference_run_instead(projec
     finally:
         monkeypatch.undo()
         reference_passes.run(*stage_args(params, root, reference_passes.PARAMS))
+
+
+def test_prompts_of_one_length_are_probed_together_as_alone(project):
+    """The probe generates same-length prompts in one batch (no padding): each gets the tokens
+    and figures it gets alone; a prompt of another length runs in its own batch."""
+    _, root = project
+    from pipeline.models import load_tokenizer
+
+    model = divergence.load_reference(root / "artifacts" / "baseline")
+    tok = load_tokenizer(root / "models" / "demo")
+    a = tok.encode("Where is my order?", add_special_tokens=False)
+    b = tok.encode("Can I get a refund?", add_special_tokens=False)
+    b = (b + a)[:len(a)] if len(b) < len(a) else b[:len(a)]
+    assert len(a) == len(b) and a != b
+    c = a + b  # another length
+    together = long_probe(model, [a, c, b], 400)
+    alone = [long_probe(model, [p], 400)["runs"][0] for p in (a, c, b)]
+    for got, want in zip(together["runs"], alone):
+        assert {k: v for k, v in got.items() if "entropy" not in k} == \
+            {k: v for k, v in want.items() if "entropy" not in k}
+        assert got["entropy_by_quarter"] == pytest.approx(want["entropy_by_quarter"], abs=1e-4)
+    assert together["runs"][0] != together["runs"][2]
