@@ -356,6 +356,10 @@ def _process_main(request: dict, result_path: Path) -> None:
             torch.cuda.reset_peak_memory_stats()
         n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=request["variant"],
                      recipe=request["recipe"])
+        # On the CPU llm-compressor hands the quantized weights over through shared memory, with
+        # no message: the last layer's modules are still being written by the process that owns
+        # them when the others leave oneshot. Every process waits here before anything is saved.
+        dist.barrier()
         out = Path(request["out_dir"])
         model.save_pretrained(out, save_compressed=True)  # written by the first process
         peak = int(torch.cuda.max_memory_allocated()) if cuda else None
