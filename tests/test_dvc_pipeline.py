@@ -21,7 +21,8 @@ import yaml
 from demo.matrix import full_params
 
 # Two full repros of seven variants with every stage: longer than pytest-timeout's default.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+# The GPTQ variants are served on vLLM's CPU build: AVX-512 hosts (tests/conftest.py).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000), pytest.mark.vllm_w4a16]
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "model.safetensors")

@@ -3,6 +3,7 @@ need with the one command that makes it now — and computes their folders as th
 do, without making any."""
 
 import subprocess
+from pathlib import Path
 
 import yaml
 from typer.testing import CliRunner
@@ -66,6 +67,92 @@ def test_the_folder_is_the_one_the_set_up_script_uses():
 
 def test_validate_lists_the_environments(monkeypatch):
     monkeypatch.chdir(REPO)
+    # an AVX-512 host's answer: this test is about the lists (the next ones are about the host)
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": True})
     result = CliRunner().invoke(app, ["validate"])
     assert result.exit_code == 0, result.output
     assert "vllm:" in result.output and "llama.cpp:" in result.output
+
+
+def _ready_vllm(tmp_path, monkeypatch):
+    """An empty machine whose set-up vLLM environment is made (its folder marked ready)."""
+    monkeypatch.setenv("QPIPE_CACHE", str(tmp_path))
+    monkeypatch.delenv("QPIPE_VLLM_PYTHON", raising=False)
+    script, lock, _ = environments.ENGINE_ENVS["vllm"]
+    d = environments.env_dir("vllm", script, lock)
+    d.mkdir(parents=True)
+    (d / ".ready").touch()
+    return d
+
+
+def test_an_avx2_host_is_told_which_w4a16_variants_vllm_cannot_serve(tmp_path, monkeypatch):
+    d = _ready_vllm(tmp_path, monkeypatch)
+    asked = []
+
+    def kernels(python, env, **_):
+        asked.append((python, env))
+        return {"cpu_gemm_wna16": False}
+
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", kernels)
+    p = params_with({"baseline", "gptq_w4a16_business", "awq_w4a16_business", "w8a8_int8_business",
+                     "gguf_q8_0_business"})
+    problems = environments.host_problems(p)
+    assert asked == [(str(d / "bin" / "python"), d)]
+    assert sorted(x.split("'")[1] for x in problems) == ["awq_w4a16_business", "gptq_w4a16_business"]
+    assert all("AVX-512" in x and "fix:" in x and "engine: transformers" in x for x in problems)
+    # the same host with the AVX-512 extension: nothing to say
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": True})
+    assert environments.host_problems(p) == []
+    # a variant already served by the reference engine is not vLLM's
+    data = yaml.safe_load(yaml.safe_dump(p.model_dump(mode="json", exclude_none=True)))
+    assert environments.host_problems(p, kernels={"cpu_gemm_wna16": False})
+    for name in ("gptq_w4a16_business", "awq_w4a16_business"):
+        data["variants"][name].update(engine="transformers", reason="no AVX-512 here")
+    assert environments.host_problems(Params.model_validate(data),
+                                      kernels={"cpu_gemm_wna16": False}) == []
+
+
+def test_a_given_or_unmade_vllm_is_not_probed(tmp_path, monkeypatch):
+    def never(*a, **k):
+        raise AssertionError("probed")
+
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", never)
+    p = params_with({"baseline", "gptq_w4a16_business"})
+    monkeypatch.setenv("QPIPE_CACHE", str(tmp_path))  # nothing made
+    monkeypatch.delenv("QPIPE_VLLM_PYTHON", raising=False)
+    assert environments.host_problems(p) == []
+    _ready_vllm(tmp_path / "made", monkeypatch)
+    monkeypatch.setenv("QPIPE_VLLM_PYTHON", "/opt/vllm-gpu/bin/python")  # the user's own build
+    assert environments.host_problems(p) == []
+
+
+def test_validate_stops_on_what_this_host_cannot_serve(tmp_path, monkeypatch):
+    _ready_vllm(tmp_path, monkeypatch)
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": False})
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["validate"])
+    assert result.exit_code == 1
+    out = " ".join(result.output.split())
+    assert "this host: variant 'gptq_w4a16_business'" in out and "fix: evaluate on a host with AVX-512" in out
+
+
+def test_the_kernel_probe_asks_vllm_once_per_cpu(tmp_path):
+    """The real library, in the set-up's environment: the answer is whether the extension vLLM
+    loads on this CPU has the op, and it is kept beside the environment for this CPU."""
+    import json
+
+    import pytest
+
+    script, lock, _ = environments.ENGINE_ENVS["vllm"]
+    d = environments.env_dir("vllm", script, lock)
+    if not (d / ".ready").is_file():
+        pytest.skip(f"the vLLM environment is not made ({d}): bash {script}")
+    env = tmp_path / "env"
+    env.mkdir()
+    first = environments.vllm_cpu_kernels(str(d / "bin" / "python"), env)
+    assert set(first) == set(environments.KERNEL_OPS) and all(isinstance(v, bool) for v in first.values())
+    avx512 = " avx512f" in Path("/proc/cpuinfo").read_text()
+    assert first["cpu_gemm_wna16"] == avx512  # vLLM builds its W4A16 kernel for AVX-512 only
+    [kept] = env.glob(".cpu-kernels-*.json")
+    assert json.loads(kept.read_text()) == first
+    assert environments.vllm_cpu_kernels("/nonexistent/python", env) == first  # not asked again

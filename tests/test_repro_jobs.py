@@ -226,3 +226,33 @@ def test_side_by_side_stages_run_on_their_own_cpus(projects, monkeypatch):
     assert any(f"Running stage 'gen@a' on CPU {','.join(map(str, got['a']))}:" in line for line in lines)
     assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
     assert os.sched_getaffinity(0) == set(cpus)  # this process's own affinity is untouched
+
+
+def test_progress_redraws_stay_out_of_the_log_and_off_a_pipe():
+    import io
+
+    from pipeline.orchestrate.repro import relay
+
+    out = (b"Loading model\n\r  0%|          | 0/3\r 33%|###       | 1/3\r 67%|######    | 2/3"
+           b"\r100%|##########| 3/3\ndone \xe2\x9c\x93\r\n\r  0%|   | 0/2\r")
+    for live in (False, True):
+        log, echoed, now = io.StringIO(), [], iter([0, 1, 6, 7])
+        relay(io.BytesIO(out), log, echoed.append, live=live, every=5.0, clock=now.__next__)
+        # The log holds what ended in a newline: the bar's final state, not its redraws.
+        assert log.getvalue() == "Loading model\n100%|##########| 3/3\ndone ✓\n"
+        finals = ["Loading model", "100%|##########| 3/3", "done ✓"]
+        if not live:  # a pipe or a file: what the log holds, nothing more
+            assert echoed == finals
+        else:  # a terminal also sees redraws, one per 5 s at most (at 0, 1, 6 and 7 s)
+            assert echoed == ["Loading model", "0%|          | 0/3", "67%|######    | 2/3",
+                              "100%|##########| 3/3", "done ✓"]
+
+
+def test_ray_echo_keeps_a_progress_bars_last_state(tmp_path):
+    from pipeline.orchestrate.ray_executor import _echo_new
+
+    log = tmp_path / "stage.log"
+    log.write_bytes(b"start\n\r 10%|#  \r 90%|#########\r100%|##########\nhalf")
+    echoed: list[str] = []
+    seen = _echo_new(log, 0, echoed.append)
+    assert echoed == ["start", "100%|##########"] and seen == log.stat().st_size - len(b"half")

@@ -140,6 +140,6 @@ def _echo_new(path: Path, seen: int, echo: Callable[[str], None]) -> int:
     except OSError:
         return seen
     complete = chunk[: chunk.rfind(b"\n") + 1]
-    for line in complete.decode("utf-8", errors="replace").splitlines():
-        echo(line)
+    for line in complete.decode("utf-8", errors="replace").split("\n")[:-1]:
+        echo(line.rstrip("\r").rsplit("\r", 1)[-1])  # a progress bar's redraws: its last state
     return seen + len(complete)

@@ -25,10 +25,12 @@ recorded, and the run exits non-zero naming it and its log. A stage whose dvc.ya
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -86,6 +88,7 @@ class LocalExecutor:
     lock: threading.Lock = field(default_factory=threading.Lock)
     cancelled: bool = False
     pins_cpus: ClassVar[bool] = True  # runs commands on this host: Command.cpus is applied
+    live: bool = field(default_factory=lambda: sys.stdout.isatty())  # redraws echoed (relay)
 
     def run(self, cmd: Command, echo: Callable[[str], None]) -> int:
         from dvc.stage.run import _make_cmd, get_executable
@@ -100,14 +103,10 @@ class LocalExecutor:
                     with pinned(cmd.cpus):
                         proc = subprocess.Popen(_make_cmd(get_executable(), line), cwd=cmd.cwd,
                                                 env=cmd.env, stdout=subprocess.PIPE,
-                                                stderr=subprocess.STDOUT, text=True,
-                                                errors="replace", start_new_session=True,
-                                                close_fds=True)
+                                                stderr=subprocess.STDOUT,
+                                                start_new_session=True, close_fds=True)
                     self.procs[cmd.stage] = proc
-                for out in proc.stdout:  # type: ignore[union-attr]
-                    logf.write(out)
-                    logf.flush()
-                    echo(out.rstrip("\n"))
+                relay(proc.stdout, logf, echo, live=self.live)
                 rc = proc.wait()
                 with self.lock:
                     self.procs.pop(cmd.stage, None)
@@ -129,6 +128,30 @@ class LocalExecutor:
                 p.wait(timeout=max(0.1, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 _signal_group(p, signal.SIGKILL)
+
+
+def relay(stream, logf, echo: Callable[[str], None], *, live: bool, every: float = 5.0,
+          clock: Callable[[], float] = time.monotonic) -> None:
+    """A command's output (bytes), line by line, into its log file and the echo. Text ended by a
+    carriage return is a progress bar redrawing itself in place (tqdm's): it never goes to the
+    log, which keeps the lines that end in a newline (a bar's final state among them), and is
+    echoed only on a terminal (`live`), at most once every `every` seconds — a log of a
+    two-minute calibration keeps one line for it instead of thousands."""
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    shown = None
+    for line in text:
+        if line.endswith("\n"):
+            out = line.rstrip("\r\n").rsplit("\r", 1)[-1]
+            logf.write(out + "\n")
+            logf.flush()
+            echo(out)
+            continue
+        out = line.rstrip("\r").strip()
+        if live and out:
+            now = clock()
+            if shown is None or now - shown >= every:
+                shown = now
+                echo(out)
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 GPTQ, W8A8, Q8 = "gptq_w4a16_business", "w8a8_int8_business", "gguf_q8_0_business"
 
 
+@pytest.mark.vllm_w4a16
 def test_vllm_serves_the_baseline_w4a16_and_w8a8_with_their_cpu_kernels(served, tmp_path):
     served.artifact("baseline")
     served.artifact(GPTQ)

@@ -138,6 +138,7 @@ def test_baseline_is_served_on_vllm_with_the_models_own_chat_template(own_projec
 # ── llm-compressor: GPTQ with groups of 64, W8A8 ──────────────────────────────────────────
 
 
+@pytest.mark.vllm_w4a16
 def test_gptq_group_64_quantizes_loads_and_serves_on_vllm(own_project):
     manifest = own_project.quantized(GPTQ_G64)
     art = own_project.root / "artifacts" / GPTQ_G64
