@@ -120,18 +120,15 @@ def _failure_tracked(p, layout, variant: str):
 
 @app.command()
 def validate(params: Path = ParamsOpt) -> None:
-    """Check params.yaml, the recipes it names and the paths it uses; report every problem. Then
-    the tool environments its variants need: ready, or made at first need (a note, no problem)."""
+    """Check params.yaml and the recipes and paths it names, reporting every problem; then the
+    environments its variants need (ready, or made at first need) and what this host cannot serve."""
     from pipeline.environments import host_problems, needed
     from pipeline.quantize.mlx import handled_notes
-
     p = _params(params)[0]  # exits 1 listing every problem
     console.print(f"[green]{params}: OK[/green]")
-    for line in [*handled_notes(p, params.parent), *(env.line() for env in needed(p))]:
-        console.print(line, markup=False, highlight=False)
-    host = host_problems(p)  # what this host's engines cannot run, before anything is started
-    for line in host:
-        console.print(f"this host: {line}", markup=False, highlight=False, style="red")
+    host = [f"this host: {x}" for x in host_problems(p)]
+    for line in [*handled_notes(p, params.parent), *(env.line() for env in needed(p)), *host]:
+        console.print(line, markup=False, highlight=False, style="red" if line in host else None)
     if host:
         raise typer.Exit(1)
 

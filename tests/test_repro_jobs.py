@@ -231,7 +231,7 @@ def test_side_by_side_stages_run_on_their_own_cpus(projects, monkeypatch):
 def test_progress_redraws_stay_out_of_the_log_and_off_a_pipe():
     import io
 
-    from pipeline.orchestrate.repro import relay
+    from pipeline.orchestrate.relay import relay
 
     out = (b"Loading model\n\r  0%|          | 0/3\r 33%|###       | 1/3\r 67%|######    | 2/3"
            b"\r100%|##########| 3/3\ndone \xe2\x9c\x93\r\n\r  0%|   | 0/2\r")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from pipeline.errors import QpipeError
+from pipeline.orchestrate.relay import last_state
 
 
 class ClusterError(QpipeError, RuntimeError):
@@ -141,5 +142,5 @@ def _echo_new(path: Path, seen: int, echo: Callable[[str], None]) -> int:
         return seen
     complete = chunk[: chunk.rfind(b"\n") + 1]
     for line in complete.decode("utf-8", errors="replace").split("\n")[:-1]:
-        echo(line.rstrip("\r").rsplit("\r", 1)[-1])  # a progress bar's redraws: its last state
+        echo(last_state(line))  # a progress bar's redraws: its final state
     return seen + len(complete)

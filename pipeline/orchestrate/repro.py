@@ -25,7 +25,6 @@ recorded, and the run exits non-zero naming it and its log. A stage whose dvc.ya
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 import signal
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
+from pipeline.orchestrate.relay import relay
 from pipeline.processes import affinity
 
 log = logging.getLogger(__name__)
@@ -128,30 +128,6 @@ class LocalExecutor:
                 p.wait(timeout=max(0.1, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 _signal_group(p, signal.SIGKILL)
-
-
-def relay(stream, logf, echo: Callable[[str], None], *, live: bool, every: float = 5.0,
-          clock: Callable[[], float] = time.monotonic) -> None:
-    """A command's output (bytes), line by line, into its log file and the echo. Text ended by a
-    carriage return is a progress bar redrawing itself in place (tqdm's): it never goes to the
-    log, which keeps the lines that end in a newline (a bar's final state among them), and is
-    echoed only on a terminal (`live`), at most once every `every` seconds — a log of a
-    two-minute calibration keeps one line for it instead of thousands."""
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-    shown = None
-    for line in text:
-        if line.endswith("\n"):
-            out = line.rstrip("\r\n").rsplit("\r", 1)[-1]
-            logf.write(out + "\n")
-            logf.flush()
-            echo(out)
-            continue
-        out = line.rstrip("\r").strip()
-        if live and out:
-            now = clock()
-            if shown is None or now - shown >= every:
-                shown = now
-                echo(out)
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
