@@ -62,22 +62,53 @@ def evaluate(params: Path = ParamsOpt,
                           indent=2))
 
 
-@app.command("full-matrix")
-def full_matrix(queue: bool = typer.Option(False, help="Queue the experiment (`dvc queue start`)."),
-                dry_run: bool = typer.Option(False, help="Print the dvc command, run nothing.")) -> None:
-    """Run the full variant matrix (every backend and scheme) as a DVC experiment: params.yaml's
-    variants plus demo/full_matrix.yaml's, added with `dvc exp run -S`."""
+QueueOpt = typer.Option(False, help="Queue the experiment (`dvc queue start`).")
+DryRunOpt = typer.Option(False, help="Print the dvc command, run nothing.")
+
+
+def _experiment(path: Path, queue: bool, dry_run: bool) -> None:
     import shlex
     import subprocess
 
     from demo.matrix import overrides
 
     cmd = ["dvc", "exp", "run", *(["--queue"] if queue else [])]
-    for item in overrides():
+    for item in overrides(path):
         cmd += ["-S", item]
     typer.echo(" ".join(shlex.quote(c) for c in cmd))
     if not dry_run:
         raise typer.Exit(subprocess.run(cmd).returncode)
+
+
+@app.command("full-matrix")
+def full_matrix(queue: bool = QueueOpt, dry_run: bool = DryRunOpt) -> None:
+    """Run the full variant matrix (every backend and scheme) as a DVC experiment: params.yaml's
+    variants plus demo/full_matrix.yaml's, added with `dvc exp run -S`."""
+    from demo.matrix import FULL_MATRIX
+
+    _experiment(FULL_MATRIX, queue, dry_run)
+
+
+@app.command("avx2-matrix")
+def avx2_matrix(queue: bool = QueueOpt, dry_run: bool = DryRunOpt) -> None:
+    """Run the matrix for a CPU without AVX-512 as a DVC experiment: params.yaml's variants with
+    the W4A16 ones vLLM's CPU build cannot serve there replaced (demo/avx2_matrix.yaml)."""
+    from demo.matrix import AVX2_MATRIX
+
+    _experiment(AVX2_MATRIX, queue, dry_run)
+
+
+@app.command("host-matrix")
+def host_matrix() -> None:
+    """Print the matrix this host can run: `default`, or `avx2` when vLLM's CPU build has no
+    W4A16 kernel here (asked of the library; docs/engines.md)."""
+    from demo.matrix import host_matrix as which
+    from pipeline.config import ConfigError
+
+    try:
+        typer.echo(which(Path(".")))
+    except ConfigError:  # params with problems: the default, and `qpipe validate` lists them
+        typer.echo("default")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""The demo's two variant matrices: the default one in params.yaml (a first run in minutes) and
-the full one (every backend and scheme), whose extra variants are demo/full_matrix.yaml.
+"""The demo's variant matrices: the default one in params.yaml (a first run in minutes), the
+full one (every backend and scheme), whose extra variants are demo/full_matrix.yaml, and the one
+for a CPU without AVX-512 (demo/avx2_matrix.yaml: the default with its W4A16 variants, which
+vLLM's CPU build cannot serve there, replaced).
 
-`qpipe-demo full-matrix` runs the full matrix as a DVC experiment: one
-``-S '+variants.<name>={…}'`` per extra variant and one ``-S '+<key>=<value>'`` per added param
-(Hydra's override grammar, which `dvc exp run` parses), so params.yaml in the repository stays
-the default and DVC records what was added.
+`qpipe-demo full-matrix` (or `avx2-matrix`) runs a matrix as a DVC experiment: one
+``-S '~variants.<name>'`` per variant it drops, one ``-S '+variants.<name>={…}'`` per variant it
+adds and one ``-S '+<key>=<value>'`` per added param (Hydra's override grammar, which `dvc exp
+run` parses), so params.yaml in the repository stays the default and DVC records the change.
 
     >>> override("fp8", {"backend": "llmcompressor", "reason": "no kernel; served elsewhere"})
     "+variants.fp8={backend:llmcompressor,reason:'no kernel; served elsewhere'}"
@@ -19,6 +21,7 @@ from typing import Any
 import yaml
 
 FULL_MATRIX = Path(__file__).with_name("full_matrix.yaml")
+AVX2_MATRIX = Path(__file__).with_name("avx2_matrix.yaml")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 
 
@@ -31,10 +34,20 @@ def added_params(path: Path = FULL_MATRIX) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8")).get("add") or {}
 
 
+def dropped_variants(path: Path = FULL_MATRIX) -> list[str]:
+    """params.yaml's variants the matrix runs without."""
+    return list(yaml.safe_load(path.read_text(encoding="utf-8")).get("drop") or [])
+
+
 def full_params(repo: Path, path: Path = FULL_MATRIX) -> dict[str, Any]:
-    """params.yaml's data with the full matrix's variants and params added (what the experiment
-    runs)."""
+    """params.yaml's data with the matrix's variants dropped, and its variants and params added
+    (what the experiment runs)."""
     data = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    for name in dropped_variants(path):
+        if name not in data["variants"]:
+            raise ValueError(f"{path}: drop names {name!r}, which params.yaml does not have — fix: "
+                             "drop only params.yaml's variants")
+        del data["variants"][name]
     extra = extra_variants(path)
     clash = sorted(set(extra) & set(data["variants"]))
     if clash:
@@ -73,5 +86,18 @@ def override(name: str, spec: dict[str, Any]) -> str:
 
 
 def overrides(path: Path = FULL_MATRIX) -> list[str]:
-    return [*(f"+{key}={_value(value)}" for key, value in added_params(path).items()),
+    return [*(f"~variants.{name}" for name in dropped_variants(path)),
+            *(f"+{key}={_value(value)}" for key, value in added_params(path).items()),
             *(override(name, spec) for name, spec in extra_variants(path).items())]
+
+
+def host_matrix(repo: Path, problems: list[str] | None = None) -> str:
+    """`avx2` when every variant this host's engines cannot serve (`qpipe validate`'s host
+    problems) is one the AVX2 matrix drops, else `default` (validate then names the rest)."""
+    if problems is None:
+        from pipeline.config import load_params
+        from pipeline.environments import host_problems
+
+        problems = host_problems(load_params(repo / "params.yaml"))
+    names = {p.split("'")[1] for p in problems}
+    return "avx2" if names and names <= set(dropped_variants(AVX2_MATRIX)) else "default"

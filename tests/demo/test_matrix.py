@@ -43,7 +43,8 @@ def test_a_variant_in_both_files_is_refused(tmp_path):
 
 def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     """A DVC project whose one stage iterates over the variants: the experiment's params.yaml
-    holds exactly the full matrix (strings with `;`, `:`, `(` and quotes survive)."""
+    holds exactly the full matrix (strings with `;`, `:`, `(` and quotes survive), and then
+    exactly the AVX2 matrix (the variants it drops are gone, their stages with them)."""
     dvc = Path(sys.executable).parent / "dvc"
     if not dvc.is_file():
         pytest.skip("dvc is not installed next to this Python")
@@ -73,4 +74,56 @@ def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     full = full_params(REPO)
     assert got["compare"] == full["compare"] and added_params()  # the noise floors, added
     assert (root / "modelopt_fp8_business.txt").read_text().strip() == "modelopt_fp8_business modelopt"
+    from demo.matrix import AVX2_MATRIX
+
+    run("git", "checkout", "-q", "--", "params.yaml")
+    cmd = [str(dvc), "exp", "run"]
+    for item in overrides(AVX2_MATRIX):
+        cmd += ["-S", item]
+    run(*cmd)
+    got = yaml.safe_load((root / "params.yaml").read_text())
+    assert got["variants"] == full_params(REPO, AVX2_MATRIX)["variants"]
+    listed = run(str(dvc), "stage", "list").stdout
+    assert "q@gguf_q4_k_m_general" in listed and "q@gptq_w4a16_business" not in listed
     shutil.rmtree(root)
+
+
+def test_the_avx2_matrix_drops_the_w4a16_variants_and_keeps_a_calibration_comparison():
+    from demo.matrix import AVX2_MATRIX, dropped_variants
+    from pipeline.compare.stage import calibration_pairs
+
+    default = yaml.safe_load((REPO / "params.yaml").read_text())
+    data = full_params(REPO, AVX2_MATRIX)
+    params = Params.model_validate(data)
+    dropped = set(dropped_variants(AVX2_MATRIX))
+    assert dropped and dropped <= set(default["variants"])
+    assert not dropped & set(params.variants)
+    assert not any(v.scheme.startswith("w4a16") and params.engine_for(n) == "vllm"
+                   for n, v in params.variants.items())
+    # still every engine kind of the default matrix, llm-compressor, and business vs general
+    default_params = Params.model_validate(default)
+    assert {params.engine_for(n) for n in params.variants} == {
+        default_params.engine_for(n) for n in default_params.variants}
+    assert "llmcompressor" in {v.backend for v in params.variants.values()}
+    assert calibration_pairs(params) == [("gguf_q4_k_m_business", "gguf_q4_k_m_general")]
+    assert overrides(AVX2_MATRIX)[: len(dropped)] == [f"~variants.{n}" for n in dropped_variants(AVX2_MATRIX)]
+    # everything else as in params.yaml
+    assert {k: v for k, v in data.items() if k != "variants"} == \
+        {k: v for k, v in default.items() if k != "variants"}
+
+
+def test_a_dropped_variant_params_yaml_lacks_is_refused(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text(yaml.safe_dump({"drop": ["no_such_variant"], "variants": {}}))
+    with pytest.raises(ValueError, match="drop names 'no_such_variant'"):
+        full_params(REPO, bad)
+
+
+def test_the_host_picks_the_avx2_matrix_only_for_what_it_replaces():
+    from demo.matrix import host_matrix
+
+    avx2 = ["variant 'gptq_w4a16_business' (scheme w4a16_gptq): …",
+            "variant 'gptq_w4a16_general' (scheme w4a16_gptq): …"]
+    assert host_matrix(REPO, avx2) == "avx2"
+    assert host_matrix(REPO, []) == "default"
+    assert host_matrix(REPO, [*avx2, "variant 'awq_w4a16_business' (scheme w4a16_awq): …"]) == "default"
