@@ -84,6 +84,7 @@ def test_modelopt_nvfp4_exports_on_a_cpu_and_says_why_it_did_not_generate(projec
 
 
 @pytest.mark.slow
+@pytest.mark.vllm_w4a16
 @pytest.mark.parametrize("variant", ["gptqmodel_w4a16_business", "autoawq_w4a16_business"])
 def test_vllm_serves_the_checkpoint_with_its_cpu_kernel(project, quantized, variant, tmp_path):
     from pipeline.evaluate.stage import PARAMS, open_engine
