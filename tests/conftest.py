@@ -40,7 +40,10 @@ def vllm_w4a16_problem() -> str | None:
     d = environments.env_dir("vllm", script, lock)
     if os.environ.get("QPIPE_VLLM_PYTHON") or not (d / ".ready").is_file():
         return None  # a given vLLM, or none made yet: the tests that need it say so themselves
-    if environments.vllm_cpu_kernels(str(d / "bin" / "python"), d).get("cpu_gemm_wna16", True):
+    try:
+        if environments.vllm_cpu_kernels(str(d / "bin" / "python"), d).get("cpu_gemm_wna16", True):
+            return None
+    except Exception:  # unanswered: the tests run and their engines say what is wrong
         return None
     return (f"vLLM's CPU build has no W4A16 kernel on this CPU ({environments.cpu_name()}: "
             "cpu_gemm_wna16 is built for AVX-512 only); runs on AVX-512 hosts")

@@ -156,3 +156,15 @@ def test_the_kernel_probe_asks_vllm_once_per_cpu(tmp_path):
     [kept] = env.glob(".cpu-kernels-*.json")
     assert json.loads(kept.read_text()) == first
     assert environments.vllm_cpu_kernels("/nonexistent/python", env) == first  # not asked again
+
+
+def test_an_unanswered_probe_is_no_problem_but_is_said(tmp_path, monkeypatch, caplog):
+    _ready_vllm(tmp_path, monkeypatch)
+
+    def broken(*a, **k):
+        raise RuntimeError("vLLM's CPU kernels could not be listed with …: ImportError")
+
+    monkeypatch.setattr(environments, "vllm_cpu_kernels", broken)
+    with caplog.at_level("WARNING"):
+        assert environments.host_problems(params_with({"baseline", "gptq_w4a16_business"})) == []
+    assert "not checked" in caplog.text and "ImportError" in caplog.text
