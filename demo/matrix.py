@@ -91,13 +91,12 @@ def overrides(path: Path = FULL_MATRIX) -> list[str]:
             *(override(name, spec) for name, spec in extra_variants(path).items())]
 
 
-def host_matrix(repo: Path, problems: list[str] | None = None) -> str:
+def host_matrix(repo: Path, unservable: set[str] | None = None) -> str:
     """`avx2` when every variant this host's engines cannot serve (`qpipe validate`'s host
     problems) is one the AVX2 matrix drops, else `default` (validate then names the rest)."""
-    if problems is None:
+    if unservable is None:
         from pipeline.config import load_params
         from pipeline.environments import host_problems
 
-        problems = host_problems(load_params(repo / "params.yaml"))
-    names = {p.split("'")[1] for p in problems}
-    return "avx2" if names and names <= set(dropped_variants(AVX2_MATRIX)) else "default"
+        unservable = set(host_problems(load_params(repo / "params.yaml")))
+    return "avx2" if unservable and unservable <= set(dropped_variants(AVX2_MATRIX)) else "default"

@@ -126,7 +126,7 @@ def validate(params: Path = ParamsOpt) -> None:
     from pipeline.quantize.mlx import handled_notes
     p = _params(params)[0]  # exits 1 listing every problem
     console.print(f"[green]{params}: OK[/green]")
-    host = [f"this host: {x}" for x in host_problems(p)]
+    host = [f"this host: {x}" for x in host_problems(p).values()]
     for line in [*handled_notes(p, params.parent), *(env.line() for env in needed(p)), *host]:
         console.print(line, markup=False, highlight=False, style="red" if line in host else None)
     if host:

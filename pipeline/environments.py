@@ -117,25 +117,25 @@ _PROBE = ("import json, torch\n"
           "print(json.dumps({op: hasattr(torch.ops._C, op) for op in %r}))")
 
 
-def cpu_signature() -> str:
-    """This CPU's model and instruction-set flags, hashed: the key of a kernel probe's answer."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return "unknown"
-    fields = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
-              if ln.startswith(("model name", "flags"))][:2]
-    return hashlib.sha256("\n".join(fields).encode()).hexdigest()[:12]
-
-
-def cpu_name() -> str:
+def _cpuinfo(field: str) -> str | None:
+    """The first value of `field` in /proc/cpuinfo (None off Linux)."""
     try:
         for ln in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            if ln.startswith("model name"):
+            if ln.startswith(field):
                 return ln.split(":", 1)[1].strip()
     except OSError:
         pass
-    return "unknown CPU"
+    return None
+
+
+def cpu_signature() -> str:
+    """This CPU's model and instruction-set flags, hashed: the key of a kernel probe's answer."""
+    seen = f"{_cpuinfo('model name')}\n{_cpuinfo('flags')}"
+    return hashlib.sha256(seen.encode()).hexdigest()[:12]
+
+
+def cpu_name() -> str:
+    return _cpuinfo("model name") or "unknown CPU"
 
 
 def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[str, bool]:
@@ -159,31 +159,45 @@ def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[st
     return found
 
 
-def host_problems(params, *, kernels: dict[str, bool] | None = None) -> list[str]:
-    """Variants the vLLM environment's CPU build cannot serve on this host, each with its fix.
-    Asked only of the environment the set-up makes (the CPU build) once it is made; a vLLM given
-    by `engines.vllm.python` or QPIPE_VLLM_PYTHON (a GPU build, say) is not second-guessed."""
+def made_vllm(given: str | None = None) -> Path | None:
+    """The vLLM environment the set-up made on this machine, or None: not made yet, or another
+    vLLM given (`engines.vllm.python` / QPIPE_VLLM_PYTHON: a GPU build, say), which is not
+    second-guessed."""
+    if given or os.environ.get("QPIPE_VLLM_PYTHON"):
+        return None
+    script, lock, _ = ENGINE_ENVS["vllm"]
+    d = env_dir("vllm", script, lock)
+    return d if (d / ".ready").is_file() else None
+
+
+def w4a16_kernel_missing(env: Path) -> bool:
+    """Whether vLLM's CPU build in `env` lacks its W4A16 kernel on this CPU. A probe that cannot
+    answer is not a problem (a logged warning): the engine's own start reports a broken
+    environment."""
+    try:
+        return not vllm_cpu_kernels(str(env / "bin" / "python"), env).get("cpu_gemm_wna16", True)
+    except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:
+        log.warning("vLLM's CPU kernels were not checked: %s", err)
+        return False
+
+
+def host_problems(params, *, kernels: dict[str, bool] | None = None) -> dict[str, str]:
+    """{variant: what is wrong and the fix} for the variants the set-up's vLLM (its CPU build)
+    cannot serve on this host; asked only once that environment is made (`made_vllm`)."""
     users = [n for n in params.variants if params.engine_for(n) == "vllm"]
     w4a16 = [n for n in users if params.variants[n].scheme in ("w4a16_gptq", "w4a16_awq")]
     if not w4a16:
-        return []
-    if kernels is None:
-        script, lock, _ = ENGINE_ENVS["vllm"]
-        given = params.engines.vllm.model_dump().get("python") or os.environ.get("QPIPE_VLLM_PYTHON")
-        d = env_dir("vllm", script, lock)
-        if given or not (d / ".ready").is_file():
-            return []
-        try:
-            kernels = vllm_cpu_kernels(str(d / "bin" / "python"), d)
-        except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:
-            # unanswered, not a problem: the engine's own start reports a broken environment
-            log.warning("vLLM's CPU kernels were not checked: %s", err)
-            return []
-    if kernels.get("cpu_gemm_wna16", True):
-        return []
-    return [f"variant {n!r} (scheme {params.variants[n].scheme}): vLLM's CPU build has no kernel "
-            f"for {KERNEL_OPS['cpu_gemm_wna16']} on this CPU ({cpu_name()}: its cpu_gemm_wna16 "
-            "is built for AVX-512 only) — its engine would start and die at the first request. "
-            f"fix: evaluate on a host with AVX-512 (or a GPU), or serve it with the reference "
-            f"engine: set `engine: transformers` and a `reason:` under variants.{n}"
-            for n in w4a16]
+        return {}
+    if kernels is not None:
+        missing = not kernels.get("cpu_gemm_wna16", True)
+    else:
+        env = made_vllm(params.engines.vllm.model_dump().get("python"))
+        missing = env is not None and w4a16_kernel_missing(env)
+    if not missing:
+        return {}
+    return {n: f"variant {n!r} (scheme {params.variants[n].scheme}): vLLM's CPU build has no "
+               f"kernel for {KERNEL_OPS['cpu_gemm_wna16']} on this CPU ({cpu_name()}: its "
+               "cpu_gemm_wna16 is built for AVX-512 only) — its engine would start and die at "
+               "the first request. fix: evaluate on a host with AVX-512 (or a GPU), or serve it "
+               f"with the reference engine: set `engine: transformers` and a `reason:` under variants.{n}"
+            for n in w4a16}

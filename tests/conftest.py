@@ -33,17 +33,11 @@ def _has_cuda() -> bool:
 def vllm_w4a16_problem() -> str | None:
     """Why the vLLM environment's CPU build cannot serve 4-bit weight-only layers on this host
     (its kernel is built for AVX-512 only), or None: asked of the library itself, once per
-    environment and CPU (pipeline.environments.vllm_cpu_kernels)."""
+    environment and CPU (pipeline.environments.w4a16_kernel_missing)."""
     from pipeline import environments
 
-    script, lock, _ = environments.ENGINE_ENVS["vllm"]
-    d = environments.env_dir("vllm", script, lock)
-    if os.environ.get("QPIPE_VLLM_PYTHON") or not (d / ".ready").is_file():
-        return None  # a given vLLM, or none made yet: the tests that need it say so themselves
-    try:
-        if environments.vllm_cpu_kernels(str(d / "bin" / "python"), d).get("cpu_gemm_wna16", True):
-            return None
-    except Exception:  # unanswered: the tests run and their engines say what is wrong
+    env = environments.made_vllm()  # a given vLLM, or none made yet: the tests say so themselves
+    if env is None or not environments.w4a16_kernel_missing(env):
         return None
     return (f"vLLM's CPU build has no W4A16 kernel on this CPU ({environments.cpu_name()}: "
             "cpu_gemm_wna16 is built for AVX-512 only); runs on AVX-512 hosts")

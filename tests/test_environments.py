@@ -98,18 +98,18 @@ def test_an_avx2_host_is_told_which_w4a16_variants_vllm_cannot_serve(tmp_path, m
                      "gguf_q8_0_business"})
     problems = environments.host_problems(p)
     assert asked == [(str(d / "bin" / "python"), d)]
-    assert sorted(x.split("'")[1] for x in problems) == ["awq_w4a16_business", "gptq_w4a16_business"]
-    assert all("AVX-512" in x and "fix:" in x and "engine: transformers" in x for x in problems)
+    assert sorted(problems) == ["awq_w4a16_business", "gptq_w4a16_business"]
+    assert all("AVX-512" in x and "fix:" in x and f"under variants.{n}" in x for n, x in problems.items())
     # the same host with the AVX-512 extension: nothing to say
     monkeypatch.setattr(environments, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": True})
-    assert environments.host_problems(p) == []
+    assert environments.host_problems(p) == {}
     # a variant already served by the reference engine is not vLLM's
     data = yaml.safe_load(yaml.safe_dump(p.model_dump(mode="json", exclude_none=True)))
     assert environments.host_problems(p, kernels={"cpu_gemm_wna16": False})
     for name in ("gptq_w4a16_business", "awq_w4a16_business"):
         data["variants"][name].update(engine="transformers", reason="no AVX-512 here")
     assert environments.host_problems(Params.model_validate(data),
-                                      kernels={"cpu_gemm_wna16": False}) == []
+                                      kernels={"cpu_gemm_wna16": False}) == {}
 
 
 def test_a_given_or_unmade_vllm_is_not_probed(tmp_path, monkeypatch):
@@ -120,10 +120,10 @@ def test_a_given_or_unmade_vllm_is_not_probed(tmp_path, monkeypatch):
     p = params_with({"baseline", "gptq_w4a16_business"})
     monkeypatch.setenv("QPIPE_CACHE", str(tmp_path))  # nothing made
     monkeypatch.delenv("QPIPE_VLLM_PYTHON", raising=False)
-    assert environments.host_problems(p) == []
+    assert environments.host_problems(p) == {}
     _ready_vllm(tmp_path / "made", monkeypatch)
     monkeypatch.setenv("QPIPE_VLLM_PYTHON", "/opt/vllm-gpu/bin/python")  # the user's own build
-    assert environments.host_problems(p) == []
+    assert environments.host_problems(p) == {}
 
 
 def test_validate_stops_on_what_this_host_cannot_serve(tmp_path, monkeypatch):
@@ -166,5 +166,5 @@ def test_an_unanswered_probe_is_no_problem_but_is_said(tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(environments, "vllm_cpu_kernels", broken)
     with caplog.at_level("WARNING"):
-        assert environments.host_problems(params_with({"baseline", "gptq_w4a16_business"})) == []
+        assert environments.host_problems(params_with({"baseline", "gptq_w4a16_business"})) == {}
     assert "not checked" in caplog.text and "ImportError" in caplog.text
