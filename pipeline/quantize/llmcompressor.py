@@ -191,18 +191,23 @@ class LlmCompressorBackend(Backend):
         if req.processes > 1:
             return self._quantize_distributed(req)
         llmc = self.require("llmcompressor")
-        from pipeline.models import load_model, load_tokenizer
+        import torch
+
+        from pipeline.models import compute_dtypes, load_model, load_tokenizer, upcast_record
 
         _disable_pinning_without_accelerator()
         notes = _onloading_notes(req.device)
         tokenizer = load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code)
+        stored, compute = compute_dtypes(req.model_dir, req.dtype, req.device)
         # Host memory on every device: on a GPU, oneshot onloads layer by layer (see above).
-        model = load_model(req.model_dir, dtype=req.dtype, trust_remote_code=req.trust_remote_code,
+        model = load_model(req.model_dir, dtype=compute, trust_remote_code=req.trust_remote_code,
                            device="cpu")
         max_len = _max_len(req.calibration_dir, req.options)
         ds = _dataset(req.calibration_dir, req.scheme, tokenizer, max_len)
         n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=req.variant, recipe=req.recipe)
+        model.to(getattr(torch, stored))  # saved in the checkpoint's dtype, whatever it ran in
         model.save_pretrained(req.out_dir, save_compressed=True)
+        upcast = upcast_record(stored, compute)
         # A fresh load: the one oneshot used carries its runtime truncation/padding state.
         load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code).save_pretrained(req.out_dir)
         return QuantizeResult(
@@ -210,8 +215,9 @@ class LlmCompressorBackend(Backend):
             details={"calibration_samples": n, "max_seq_length": max_len if n else None,
                      "processes": 1,
                      "onloading": None if req.device == "cpu" else
-                     "host memory, onloaded layer by layer by llm-compressor's pipeline"},
-            notes=notes)
+                     "host memory, onloaded layer by layer by llm-compressor's pipeline",
+                     **upcast[0]},
+            notes=notes + upcast[1])
 
     def _quantize_distributed(self, req: QuantizeRequest) -> QuantizeResult:
         """One process per GPU under torchrun (see the module docstring); this process waits."""
@@ -330,7 +336,7 @@ def _process_main(request: dict, result_path: Path) -> None:
     import torch.distributed as dist
     from llmcompressor.utils import load_context
 
-    from pipeline.models import load_model, load_tokenizer
+    from pipeline.models import compute_dtypes, load_model, load_tokenizer, upcast_record
 
     cuda = request["device"] != "cpu"
     if cuda:  # one GPU per process (LOCAL_RANK), NCCL
@@ -346,8 +352,9 @@ def _process_main(request: dict, result_path: Path) -> None:
         tokenizer = load_tokenizer(model_dir, trust_remote_code=request["trust_remote_code"])
         # The first process reads the weights into host memory and shares them; the others
         # start on the meta device (llm-compressor's loading context).
+        stored, compute = compute_dtypes(model_dir, request["dtype"], request["device"])
         with load_context():
-            model = load_model(model_dir, dtype=request["dtype"], device_map="auto_offload",
+            model = load_model(model_dir, dtype=compute, device_map="auto_offload",
                                trust_remote_code=request["trust_remote_code"])
         calib = None if request["calibration_dir"] is None else Path(request["calibration_dir"])
         max_len = _max_len(calib, request["options"])
@@ -361,6 +368,7 @@ def _process_main(request: dict, result_path: Path) -> None:
         # them when the others leave oneshot. Every process waits here before anything is saved.
         dist.barrier()
         out = Path(request["out_dir"])
+        model.to(getattr(torch, stored))
         model.save_pretrained(out, save_compressed=True)  # written by the first process
         peak = int(torch.cuda.max_memory_allocated()) if cuda else None
         gathered: list = [None] * world
@@ -377,8 +385,9 @@ def _process_main(request: dict, result_path: Path) -> None:
                             "onloading": "llm-compressor distributed oneshot: weights in host "
                             "memory, shared by the first process; each process onloads layer by "
                             "layer to its own GPU" if cuda else
-                            "llm-compressor distributed oneshot over CPU processes (gloo)"},
-                "notes": []})
+                            "llm-compressor distributed oneshot over CPU processes (gloo)",
+                            **upcast_record(stored, compute)[0]},
+                "notes": upcast_record(stored, compute)[1]})
         dist.barrier()
     finally:
         dist.destroy_process_group()

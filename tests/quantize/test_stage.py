@@ -15,7 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 import yaml
+
+import pipeline.models
 
 from pipeline.artifacts.manifest import MANIFEST, SUMS, build_manifest, tree_sha256, verify
 from pipeline.artifacts.runrecord import is_run_fact, read_run_record
@@ -127,12 +130,60 @@ def test_variant_artifact(project, quantized, variant):
     assert m["load_check"]["text"].strip()
 
     config = json.loads((out / "config.json").read_text())
+    # saved in the base model's dtype, whatever the calibration computed in on this CPU
+    assert float_dtypes(out) == {"BF16"}
+    upcast = None if pipeline.models.native_cpu_dtype("bfloat16") else "float32"
+    assert m["quantization"].get("compute_dtype") == (upcast if variant in LLMC else None)
     if variant in LLMC:
         assert config["quantization_config"]["quant_method"] == "compressed-tensors"
     else:
         assert "quantization_config" not in config
     if variant in SMALLER_THAN_BASELINE:
         assert m["size_bytes"] < quantized("baseline")["size_bytes"]
+
+
+def float_dtypes(directory: Path) -> set[str]:
+    """The floating-point dtypes of a checkpoint's tensors, read from the safetensors headers."""
+    found = set()
+    for f in directory.glob("*.safetensors"):
+        raw = f.read_bytes()
+        header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+        found |= {t["dtype"] for k, t in header.items() if k != "__metadata__"
+                  and t["dtype"] in ("F64", "F32", "F16", "BF16")}
+    return found
+
+
+@pytest.mark.slow
+def test_the_compute_dtype_follows_the_cpu_and_the_artifact_keeps_the_stored_one(
+        project, quantized, tmp_path, monkeypatch):
+    """Both sides of pipeline.models.cpu_compute_dtype on any host: the variant is made again
+    with torch's answer about native bfloat16 kernels reversed (an AVX2-only CPU on an AVX-512
+    host, and the other way round). Both keep the base model's dtypes and unquantized tensors,
+    record the compute dtype only where it is float32, and quantize to nearly the same values."""
+    from safetensors.torch import load_file
+
+    native = quantized("fp8_dynamic")
+    host = pipeline.models.native_cpu_dtype("bfloat16")
+    assert native["quantization"].get("compute_dtype") == (None if host else "float32")
+    monkeypatch.setattr(pipeline.models, "native_cpu_dtype", lambda dtype: not host)
+    root = clone(project, tmp_path / "p")
+    stage.run(*stage_args(project.params, root, stage.PARAMS, "fp8_dynamic"), "fp8_dynamic")
+    out = root / "artifacts" / "fp8_dynamic"
+    m = json.loads((out / MANIFEST).read_text())
+    assert m["quantization"].get("compute_dtype") == ("float32" if host else None)
+    upcast = native if not host else m
+    assert any("computed in float32" in n for n in upcast["notes"])
+    assert float_dtypes(out) == {"BF16"}
+    up = load_file(out / "model.safetensors")
+    ref = load_file(project.root / "artifacts" / "fp8_dynamic" / "model.safetensors")
+    assert up.keys() == ref.keys()
+    assert all(up[k].dtype == ref[k].dtype and up[k].shape == ref[k].shape for k in up)
+    # tensors left unquantized are the base model's, bit for bit
+    assert up["model.embed_tokens.weight"].equal(ref["model.embed_tokens.weight"])
+    q = [k for k in up if k.endswith(".weight") and up[k].dtype.itemsize == 1]
+    same = sum((up[k].view(torch.uint8) == ref[k].view(torch.uint8)).sum().item() for k in q) \
+        / sum(up[k].numel() for k in q)
+    assert q and same > 0.95, same
 
 
 # ---------------------------------------------------------------------------------- checks first
