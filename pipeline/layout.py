@@ -88,6 +88,11 @@ class Layout:
         """A failed evaluation, kept outside results/ (which `compare` depends on)."""
         return self.logs / "failed" / variant
 
+    @property
+    def failed_bench(self) -> Path:
+        """A failed bench's engine logs and error, kept outside its outs."""
+        return self.logs / "failed-bench"
+
     def serve_log(self, variant: str) -> Path:
         return self.logs / f"serve-{variant}.log"
 

@@ -21,6 +21,7 @@ The transformers reference engine is left out: it measures transformers, not ser
 from __future__ import annotations
 
 import logging
+import shutil
 import statistics
 import time
 from typing import Any
@@ -32,7 +33,7 @@ from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.bench.pool import EnginePool
 from pipeline.bench.ratios import ratios
 from pipeline.engines.base import get_engine
-from pipeline.evaluate.stage import hardware, open_engine
+from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
 from pipeline.stage_params import Declared
 from pipeline.layout import Layout
@@ -192,34 +193,50 @@ def run(params, layout: Layout) -> dict[str, Any]:
     tok = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = bench_prompts(tok, cfg.num_prompts, cfg.input_len)
     bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
-    measurements: list[dict] = []
     out_dir = layout.bench
     plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
-    with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
-        logs = dirs[out_dir.name] / "logs"
-        opener = lambda n, path: open_engine(params, layout, n, path)  # noqa: E731
-        with progress.task("bench", total=len(plan)) as shown, \
-                EnginePool(opener, cfg.live_engines) as pool:
-            together, prestarted = started_together(cfg), []
-            if together > 1:
-                first: dict[str, Any] = {}
-                for k, (_, name) in enumerate(plan):
-                    first.setdefault(name, logs / f"{k:02d}-{name}.log")
-                shown.status(f"starting up to {together} engines together")
-                prestarted = pool.start_together(list(first.items())[:together])
-            for k, (r, name) in enumerate(plan):
-                log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
-                shown.status(f"round {r + 1}: {name}")
-                started = time.time()
-                eng, startup = pool.get(name, logs / f"{k:02d}-{name}.log")
-                measurements.append({"variant": name, "round": r, "position": k,
-                                     "started_at": round(started, 1),
-                                     **measure(eng, cfg, prompts, startup)})
-                shown.advance()
-            log.info("bench: %d measurements, %d engine starts", len(plan), pool.starts)
-        result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
-        result["engines_started_together"] = prestarted  # before the first measurement
-        write_json(dirs[out_dir.name] / "bench.json", result)
+    failed = layout.failed_bench
+    shutil.rmtree(failed, ignore_errors=True)
+    try:
+        with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
+            try:
+                return _measure_all(params, layout, cfg, names, left_out, twins, prompts,
+                                    bandwidth, plan, dirs[out_dir.name])
+            except BaseException as err:  # the engines' logs stay where a person reads them
+                keep_failed(dirs[out_dir.name], failed, "bench", err)
+                raise
+    except BaseException:
+        shutil.rmtree(out_dir, ignore_errors=True)  # no stale figures from an earlier run
+        raise
+
+
+def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, bandwidth, plan,
+                 staging) -> dict[str, Any]:
+    measurements: list[dict] = []
+    logs = staging / "logs"
+    opener = lambda n, path: open_engine(params, layout, n, path)  # noqa: E731
+    with progress.task("bench", total=len(plan)) as shown, \
+            EnginePool(opener, cfg.live_engines) as pool:
+        together, prestarted = started_together(cfg), []
+        if together > 1:
+            first: dict[str, Any] = {}
+            for k, (_, name) in enumerate(plan):
+                first.setdefault(name, logs / f"{k:02d}-{name}.log")
+            shown.status(f"starting up to {together} engines together")
+            prestarted = pool.start_together(list(first.items())[:together])
+        for k, (r, name) in enumerate(plan):
+            log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
+            shown.status(f"round {r + 1}: {name}")
+            started = time.time()
+            eng, startup = pool.get(name, logs / f"{k:02d}-{name}.log")
+            measurements.append({"variant": name, "round": r, "position": k,
+                                 "started_at": round(started, 1),
+                                 **measure(eng, cfg, prompts, startup)})
+            shown.advance()
+        log.info("bench: %d measurements, %d engine starts", len(plan), pool.starts)
+    result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
+    result["engines_started_together"] = prestarted  # before the first measurement
+    write_json(staging / "bench.json", result)
     return result
 
 

@@ -244,6 +244,16 @@ def not_served(params, name: str, out: Path) -> dict[str, Any]:
     return metrics
 
 
+def keep_failed(staging: Path, failed: Path, name: str, err: BaseException) -> None:
+    """Keep what a failed attempt wrote (its engine logs) and the error where a person can read
+    them (`failed`, outside the stage's outs); the outs themselves stay absent."""
+    shutil.copytree(staging, failed, dirs_exist_ok=True)
+    write_json(failed / "error.json", {
+        "schema": "qpipe.failed/v1", "variant": name, "error": type(err).__name__,
+        "message": str(err) or type(err).__name__,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
 def run(params, layout: Layout, name: str) -> dict[str, Any]:
     """Evaluate one variant into <evaluate.out_dir>/<name>, atomically; `params`: the stage's own
     (PARAMS, for `name`).
@@ -262,12 +272,7 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
             try:
                 return evaluate(params, layout, name, dirs[name])
             except BaseException as err:
-                # Keep the engine's log where a person can read it; the results stay absent.
-                shutil.copytree(dirs[name], failed, dirs_exist_ok=True)
-                write_json(failed / "error.json", {
-                    "schema": "qpipe.failed/v1", "variant": name, "error": type(err).__name__,
-                    "message": str(err) or type(err).__name__,
-                    "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                keep_failed(dirs[name], failed, name, err)
                 raise
     except BaseException:
         shutil.rmtree(results / name, ignore_errors=True)  # no stale metrics for a failed run
