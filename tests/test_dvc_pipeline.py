@@ -20,16 +20,26 @@ import pytest
 import yaml
 from demo.matrix import full_params
 
+from conftest import vllm_w4a16_problem
+
 # Two full repros of seven variants with every stage: longer than pytest-timeout's default.
-# The GPTQ variants are served on vLLM's CPU build: AVX-512 hosts (tests/conftest.py).
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000), pytest.mark.vllm_w4a16]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+
+# The business/general pair served on vLLM's CPU build: GPTQ W4A16 where that build has its
+# 4-bit kernel (AVX-512), else W8A8 (oneDNN's int8 kernel; the demo's AVX2 matrix does the same).
+if vllm_w4a16_problem() is None:
+    BUSINESS, GENERAL, SCHEME, PAIR = "gptq_w4a16_business", "gptq_w4a16_general", "w4a16_gptq", {}
+else:
+    BUSINESS, GENERAL, SCHEME = "w8a8_int8_business", "w8a8_int8_general", "w8a8_int8"
+    PAIR = {name: {"backend": "llmcompressor", "scheme": SCHEME, "recipe": "recipes/w8a8_int8.yaml",
+                   "calibration": calib} for name, calib in ((BUSINESS, "business"), (GENERAL, "general"))}
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "model.safetensors")
 # A calibration-free variant, the baseline, its re-run (vLLM's noise floor), llama.cpp's own
 # baseline and its re-run (llama.cpp's noise floor), one per calibration set, and GGUF (imatrix).
 VARIANTS = ("baseline", "baseline_rerun", "gguf_f16", "gguf_f16_rerun", "fp8_dynamic",
-            "gptq_w4a16_business", "gptq_w4a16_general", "gguf_q4_k_m_business")
+            BUSINESS, GENERAL, "gguf_q4_k_m_business")
 DATA_FILES = ("samples.jsonl", "data.parquet", "imatrix.txt")
 
 
@@ -43,7 +53,7 @@ def venv_bin(repo: Path) -> Path:
 def copy_project(repo: Path, root: Path) -> None:
     shutil.copy2(repo / "dvc.yaml", root / "dvc.yaml")
     params = full_params(repo)
-    params["variants"] = {k: v for k, v in params["variants"].items() if k in VARIANTS}
+    params["variants"] = {k: v for k, v in (params["variants"] | PAIR).items() if k in VARIANTS}
     for spec in params["calibration"]["sets"].values():
         spec["num_samples"] = 32  # small sets: quantization in seconds
     params["evaluate"].update(limit=40, warmup=2)  # evaluation in seconds per variant
@@ -202,7 +212,7 @@ def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_
     compare and handoff, which read the sets' cards (the calibration effect, the bundle's card),
     and nothing else: not the baseline, FP8 dynamic or the general-set variant."""
     status = pipeline_run.status_after_calibration
-    assert set(status) == {"quantize@gptq_w4a16_business", "quantize@gguf_q4_k_m_business",
+    assert set(status) == {f"quantize@{BUSINESS}", "quantize@gguf_q4_k_m_business",
                            "compare", "handoff"}, status
     for stage in ("compare", "handoff"):
         assert status[stage] == [{"changed deps": {"data/calibration": "modified"}}], status
@@ -215,7 +225,7 @@ def test_final_repro_requantizes_exactly_those(pipeline_run):
     run records always change (track and handoff read them)."""
     log = pipeline_run.final_repro_log
     ran = {line.split("'")[1] for line in log.splitlines() if line.startswith("Running stage")}
-    requantized = {"gptq_w4a16_business", "gguf_q4_k_m_business"}
+    requantized = {BUSINESS, "gguf_q4_k_m_business"}
     changed = {v for v in requantized
                if pipeline_run.artifacts[v] != pipeline_run.artifacts_after[v]}
     expected = ({f"quantize@{v}" for v in requantized}
@@ -237,12 +247,12 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
         assert m["n"] == 40 and "scenario=faq" in m["slices"], name
     assert report["variants"]["fp8_dynamic"]["engine"]["name"] == "transformers"
     v = report["variants"]
-    assert v["gguf_q4_k_m_business"]["reference"] == "gguf_f16" and v["gptq_w4a16_business"]["reference"] == "baseline"
+    assert v["gguf_q4_k_m_business"]["reference"] == "gguf_f16" and v[BUSINESS]["reference"] == "baseline"
     for engine, rerun, ref in (("vllm", "baseline_rerun", "baseline"), ("llamacpp", "gguf_f16_rerun", "gguf_f16")):
         floor = report["noise_floor"][engine]
         assert floor["measured"] and (floor["variant"], floor["reference"]) == (rerun, ref), floor
         assert v[rerun]["reference"] == ref and v[rerun]["reference_role"], v[rerun]
-    for name in ("gptq_w4a16_business", "gguf_q4_k_m_business", "fp8_dynamic"):
+    for name in (BUSINESS, "gguf_q4_k_m_business", "fp8_dynamic"):
         d = v[name]["divergence"]
         assert d["measured"] and d["overall"]["tokens"] > 0 and "scenario=faq" in d["slices"], name
         assert v[name]["gate"]["verdict"] in ("pass", "fail", "inconclusive")
@@ -255,13 +265,13 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
 
 
 def test_the_calibration_effect_is_reported_per_slice_with_its_interval(pipeline_run):
-    """Same GPTQ recipe on the business and the general set: the paired difference on the
+    """Same recipe (GPTQ, or W8A8 on an AVX2 host) on the business and the general set: the paired difference on the
     business evaluation set, overall and per slice, in comparison.json, .md and MLflow."""
     root = pipeline_run.root
     report = json.loads((root / "reports" / "comparison.json").read_text())
     [effect] = report["calibration_effect"]
-    assert (effect["reference"], effect["other"]) == ("gptq_w4a16_business", "gptq_w4a16_general")
-    assert effect["calibration"] == {"gptq_w4a16_business": "business", "gptq_w4a16_general": "general"}
+    assert (effect["reference"], effect["other"]) == (BUSINESS, GENERAL)
+    assert effect["calibration"] == {BUSINESS: "business", GENERAL: "general"}
     d = effect["delta_other_minus_reference"]
     assert d["n"] == 40 and d["ci_low"] <= d["delta"] <= d["ci_high"] and 0 <= d["p_value"] <= 1
     assert "scenario=tool_call" in effect["slices"] and "difficulty=hard" in effect["slices"]
@@ -276,7 +286,7 @@ def test_the_calibration_effect_is_reported_per_slice_with_its_interval(pipeline
     parents = client.search_runs([exp.experiment_id], "tags.`qpipe.role` = 'execution'",
                                  order_by=["attributes.start_time DESC"])
     metrics = parents[0].data.metrics
-    prefix = "calibration_effect/gptq_w4a16_general-minus-gptq_w4a16_business"
+    prefix = f"calibration_effect/{GENERAL}-minus-{BUSINESS}"
     assert metrics[f"{prefix}/delta"] == pytest.approx(d["delta"])
     assert f"{prefix}/slice/scenario/tool_call/ci_high" in metrics
     assert f"{prefix}/slice/scenario/tool_call/p_value" in metrics
@@ -309,9 +319,9 @@ def test_mlflow_holds_one_run_per_variant_and_track_adds_no_duplicates(pipeline_
 
     parent, runs = latest_execution()
     assert sorted(r.data.tags["variant"] for r in runs) == sorted(VARIANTS)
-    gptq = next(r for r in runs if r.data.tags["variant"] == "gptq_w4a16_business")
+    gptq = next(r for r in runs if r.data.tags["variant"] == BUSINESS)
     assert gptq.info.status == "FINISHED" and "accuracy" in gptq.data.metrics
-    assert gptq.data.tags["engine.name"] == "vllm" and gptq.data.params["scheme"] == "w4a16_gptq"
+    assert gptq.data.tags["engine.name"] == "vllm" and gptq.data.params["scheme"] == SCHEME
     m = gptq.data.metrics
     assert m["divergence/kld_mean"] > 0 and 0 < m["divergence/top1_agreement"] <= 1
     assert "divergence/slice/scenario/faq/kld_mean" in m and "gate/inconclusive_criteria" in m
