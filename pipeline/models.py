@@ -75,6 +75,15 @@ def compute_dtypes(path: Path | str, dtype: str, device: str) -> tuple[str, str]
     return stored, (cpu_compute_dtype(stored) if device == "cpu" else stored)
 
 
+def cast_back(model, stored: str, compute: str) -> None:
+    """Return a model computed in `compute` to the dtype it is saved in (nothing to do when
+    they are the same: the model is not touched)."""
+    if compute != stored:
+        import torch
+
+        model.to(getattr(torch, stored))
+
+
 def upcast_record(stored: str, compute: str) -> tuple[dict[str, str], list[str]]:
     """What an artifact's lineage says about its compute dtype: nothing where it is the stored
     one (so artifacts made that way keep their manifests), else the dtype and a note."""

@@ -80,8 +80,6 @@ def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[st
     """{op: present} for KERNEL_OPS in the extension vLLM's CPU build loads on this host, asked
     of the library in its own environment (~15 s, an import of vLLM) and kept in `env` for this
     CPU."""
-    import json
-
     keep = env / f".cpu-kernels-{cpu_signature()}.json"
     if keep.is_file():
         return json.loads(keep.read_text())
@@ -95,8 +93,6 @@ def vllm_cpu_kernels(python: str, env: Path, *, timeout: float = 300) -> dict[st
     tmp.write_text(json.dumps(found))
     tmp.replace(keep)
     return found
-
-
 
 
 def given_vllm(settings: dict[str, Any]) -> bool:

@@ -191,9 +191,8 @@ class LlmCompressorBackend(Backend):
         if req.processes > 1:
             return self._quantize_distributed(req)
         llmc = self.require("llmcompressor")
-        import torch
-
-        from pipeline.models import compute_dtypes, load_model, load_tokenizer, upcast_record
+        from pipeline.models import (cast_back, compute_dtypes, load_model, load_tokenizer,
+                                     upcast_record)
 
         _disable_pinning_without_accelerator()
         notes = _onloading_notes(req.device)
@@ -205,7 +204,7 @@ class LlmCompressorBackend(Backend):
         max_len = _max_len(req.calibration_dir, req.options)
         ds = _dataset(req.calibration_dir, req.scheme, tokenizer, max_len)
         n = _oneshot(llmc, model, tokenizer, ds, max_len, variant=req.variant, recipe=req.recipe)
-        model.to(getattr(torch, stored))  # saved in the checkpoint's dtype, whatever it ran in
+        cast_back(model, stored, compute)  # saved in the checkpoint's dtype, whatever it ran in
         model.save_pretrained(req.out_dir, save_compressed=True)
         upcast = upcast_record(stored, compute)
         # A fresh load: the one oneshot used carries its runtime truncation/padding state.
@@ -336,7 +335,8 @@ def _process_main(request: dict, result_path: Path) -> None:
     import torch.distributed as dist
     from llmcompressor.utils import load_context
 
-    from pipeline.models import compute_dtypes, load_model, load_tokenizer, upcast_record
+    from pipeline.models import (cast_back, compute_dtypes, load_model, load_tokenizer,
+                                 upcast_record)
 
     cuda = request["device"] != "cpu"
     if cuda:  # one GPU per process (LOCAL_RANK), NCCL
@@ -368,7 +368,7 @@ def _process_main(request: dict, result_path: Path) -> None:
         # them when the others leave oneshot. Every process waits here before anything is saved.
         dist.barrier()
         out = Path(request["out_dir"])
-        model.to(getattr(torch, stored))
+        cast_back(model, stored, compute)
         model.save_pretrained(out, save_compressed=True)  # written by the first process
         peak = int(torch.cuda.max_memory_allocated()) if cuda else None
         gathered: list = [None] * world
