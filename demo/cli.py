@@ -89,27 +89,5 @@ def full_matrix(queue: bool = QueueOpt, dry_run: bool = DryRunOpt) -> None:
     _experiment(FULL_MATRIX, queue, dry_run)
 
 
-@app.command("avx2-matrix")
-def avx2_matrix(queue: bool = QueueOpt, dry_run: bool = DryRunOpt) -> None:
-    """Run the matrix for a CPU without AVX-512 as a DVC experiment: params.yaml's variants with
-    the W4A16 ones vLLM's CPU build cannot serve there replaced (demo/avx2_matrix.yaml)."""
-    from demo.matrix import AVX2_MATRIX
-
-    _experiment(AVX2_MATRIX, queue, dry_run)
-
-
-@app.command("host-matrix")
-def host_matrix() -> None:
-    """Print the matrix this host can run: `default`, or `avx2` when vLLM's CPU build has no
-    W4A16 kernel here (asked of the library; docs/engines.md)."""
-    from demo.matrix import host_matrix as which
-    from pipeline.config import ConfigError
-
-    try:
-        typer.echo(which(Path(".")))
-    except ConfigError:  # params with problems: the default, and `qpipe validate` lists them
-        typer.echo("default")
-
-
 if __name__ == "__main__":
     app()

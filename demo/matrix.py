@@ -1,12 +1,11 @@
-"""The demo's variant matrices: the default one in params.yaml (a first run in minutes), the
-full one (every backend and scheme), whose extra variants are demo/full_matrix.yaml, and the one
-for a CPU without AVX-512 (demo/avx2_matrix.yaml: the default with its W4A16 variants, which
-vLLM's CPU build cannot serve there, replaced).
+"""The demo's variant matrices: the default one in params.yaml (a first run in minutes, on any
+x86 CPU with AVX2) and the full one (every backend and scheme), whose extra variants are
+demo/full_matrix.yaml. A matrix file may also drop params.yaml's variants (`drop:`).
 
-`qpipe-demo full-matrix` (or `avx2-matrix`) runs a matrix as a DVC experiment: one
-``-S '~variants.<name>'`` per variant it drops, one ``-S '+variants.<name>={…}'`` per variant it
-adds and one ``-S '+<key>=<value>'`` per added param (Hydra's override grammar, which `dvc exp
-run` parses), so params.yaml in the repository stays the default and DVC records the change.
+`qpipe-demo full-matrix` runs a matrix as a DVC experiment: one ``-S '~variants.<name>'`` per
+variant it drops, one ``-S '+variants.<name>={…}'`` per variant it adds and one
+``-S '+<key>=<value>'`` per added param (Hydra's override grammar, which `dvc exp run` parses),
+so params.yaml in the repository stays the default and DVC records the change.
 
     >>> override("fp8", {"backend": "llmcompressor", "reason": "no kernel; served elsewhere"})
     "+variants.fp8={backend:llmcompressor,reason:'no kernel; served elsewhere'}"
@@ -21,7 +20,6 @@ from typing import Any
 import yaml
 
 FULL_MATRIX = Path(__file__).with_name("full_matrix.yaml")
-AVX2_MATRIX = Path(__file__).with_name("avx2_matrix.yaml")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 
 
@@ -90,13 +88,3 @@ def overrides(path: Path = FULL_MATRIX) -> list[str]:
             *(f"+{key}={_value(value)}" for key, value in added_params(path).items()),
             *(override(name, spec) for name, spec in extra_variants(path).items())]
 
-
-def host_matrix(repo: Path, unservable: set[str] | None = None) -> str:
-    """`avx2` when every variant this host's engines cannot serve (`qpipe validate`'s host
-    problems) is one the AVX2 matrix drops, else `default` (validate then names the rest)."""
-    if unservable is None:
-        from pipeline.config import load_params
-        from pipeline.environments import host_problems
-
-        unservable = set(host_problems(load_params(repo / "params.yaml")))
-    return "avx2" if unservable and unservable <= set(dropped_variants(AVX2_MATRIX)) else "default"

@@ -6,9 +6,9 @@
 #   bash scripts/demo.sh --serial   # the same with plain `dvc repro` (one stage at a time)
 #   bash scripts/demo.sh --full     # the full matrix (+ demo/full_matrix.yaml): a DVC experiment
 #
-# On a CPU without AVX-512, where vLLM's CPU build cannot serve the default matrix's W4A16
-# variants, the default run is demo/avx2_matrix.yaml's matrix instead, as a DVC experiment
-# (`qpipe-demo host-matrix` decides; `qpipe validate` says why).
+# The default matrix runs on any x86 CPU with AVX2; the full matrix's W4A16 variants need
+# vLLM's 4-bit weight-only kernel, which its CPU build has only with AVX-512 (`qpipe validate`
+# names them, with the fix, on a CPU without it).
 #
 # Only the environments the chosen matrix's variants need are made (the GPTQModel, ModelOpt and
 # AutoAWQ and MLX backends each have their own; the default matrix uses none of them).
@@ -39,19 +39,9 @@ wait "$llamacpp" || { echo "demo: llama.cpp's tools could not be built (above)" 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 DVC_NO_ANALYTICS=1 \
        MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true TOKENIZERS_PARALLELISM=false \
        DVC_SITE_CACHE_DIR="$PWD/.dvc/tmp/site-cache" PATH="$PWD/.venv/bin:$PATH"
-host=default
-[ "$full" = 1 ] || host=$(.venv/bin/qpipe-demo host-matrix)
-if [ "$host" = avx2 ]; then
-  .venv/bin/qpipe validate || true   # names the variants this CPU cannot serve on vLLM
-  echo "demo: this CPU has no AVX-512: running demo/avx2_matrix.yaml's matrix (W8A8 and a"
-  echo "      business-vs-general Q4_K_M pair instead of the W4A16 variants) as a DVC experiment"
-else
-  .venv/bin/qpipe validate
-fi
+.venv/bin/qpipe validate
 start=$(date +%s)
-if [ "$host" = avx2 ]; then
-  .venv/bin/qpipe-demo avx2-matrix "$@"
-elif [ "$full" = 1 ]; then
+if [ "$full" = 1 ]; then
   .venv/bin/qpipe-demo full-matrix "$@"
 elif [ "$serial" = 1 ]; then
   .venv/bin/dvc repro "$@"

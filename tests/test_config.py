@@ -58,8 +58,9 @@ def test_repository_params_load(repo_params):
     params = load_params(REPO / "params.yaml")
     assert set(params.variants) < set(repo_params["variants"])  # the full matrix adds to it
     assert params.baseline == "baseline"
-    assert params.variants["gptq_w4a16_business"].needs_calibration
+    assert params.variants["w8a8_int8_business"].needs_calibration
     full = Params.model_validate(repo_params)
+    assert full.variants["gptq_w4a16_business"].needs_calibration
     assert not full.variants["fp8_dynamic"].needs_calibration
     assert params.calibration.sets["general"].overlength == "truncate"
     assert str(params.model.path) == "models/demo"
@@ -382,7 +383,7 @@ def test_gate_profile_must_be_known_and_custom_needs_thresholds(tmp_path, params
 
 
 def test_the_divergence_reference_must_be_a_defined_baseline(tmp_path):
-    for ref, says in (("gptq_w4a16_business", "is quantized, not a baseline"),
+    for ref, says in (("w8a8_int8_business", "is quantized, not a baseline"),
                       ("basline", "variant 'basline' is not defined")):
         data = yaml.safe_load((REPO / "params.yaml").read_text())
         data["divergence"]["reference"] = ref

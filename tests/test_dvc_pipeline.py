@@ -26,7 +26,7 @@ from conftest import vllm_w4a16_problem
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 
 # The business/general pair served on vLLM's CPU build: GPTQ W4A16 where that build has its
-# 4-bit kernel (AVX-512), else W8A8 (oneDNN's int8 kernel; the demo's AVX2 matrix does the same).
+# 4-bit kernel (AVX-512), else W8A8 (oneDNN's int8 kernel, as in the default matrix).
 if vllm_w4a16_problem() is None:
     BUSINESS, GENERAL, SCHEME, PAIR = "gptq_w4a16_business", "gptq_w4a16_general", "w4a16_gptq", {}
 else:

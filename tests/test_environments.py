@@ -130,10 +130,19 @@ def test_validate_stops_on_what_this_host_cannot_serve(tmp_path, monkeypatch):
     _ready_vllm(tmp_path, monkeypatch)
     monkeypatch.setattr(environments, "vllm_cpu_kernels", lambda *a, **k: {"cpu_gemm_wna16": False})
     monkeypatch.chdir(REPO)
-    result = CliRunner().invoke(app, ["validate"])
+    result = CliRunner().invoke(app, ["validate"])  # the default matrix: nothing W4A16 on vLLM
+    assert result.exit_code == 0, result.output
+    assert "this host:" not in result.output
+    import pipeline.cli as cli
+    from pipeline.layout import Layout
+
+    full = params_with(set(full_params(REPO)["variants"]))
+    monkeypatch.setattr(cli, "_params", lambda *a, **k: (full, Layout(REPO, full)))
+    result = CliRunner().invoke(app, ["validate"])  # the full matrix: its W4A16 variants
     assert result.exit_code == 1
     out = " ".join(result.output.split())
     assert "this host: variant 'gptq_w4a16_business'" in out and "fix: evaluate on a host with AVX-512" in out
+    assert "this host: variant 'awq_w4a16_business'" in out
 
 
 def test_the_kernel_probe_asks_vllm_once_per_cpu(tmp_path):

@@ -265,13 +265,14 @@ def test_typo_unknown_scheme_and_missing_file_in_one_call(project):
     variants["awq_w4a16_business"]["scheme"] = "w4a16_akw"
     variants["fp8_dynamic"]["recipe"] = "recipes/missing.yaml"
     problems = project.validate()
-    assert [(p.key, p.message) for p in problems] == [
-        ("variants.gptq_w4a16_business.calibraton", "unknown key 'calibraton'"),
+    assert sorted((p.key, p.message) for p in problems) == [
         ("variants.awq_w4a16_business.scheme", "unknown scheme 'w4a16_akw'"),
         ("variants.fp8_dynamic.recipe", "'recipes/missing.yaml' does not exist"),
+        ("variants.gptq_w4a16_business.calibraton", "unknown key 'calibraton'"),
     ]
-    assert "did you mean 'calibration'?" in problems[0].fix
-    assert "did you mean 'w4a16_awq'?" in problems[1].fix
+    by_key = {p.key: p for p in problems}
+    assert "did you mean 'calibration'?" in by_key["variants.gptq_w4a16_business.calibraton"].fix
+    assert "did you mean 'w4a16_awq'?" in by_key["variants.awq_w4a16_business.scheme"].fix
     assert all(p.file == str(project.path) and p.line for p in problems)
 
 
@@ -301,12 +302,14 @@ def test_gguf_preset_and_baseline_dtype_must_match_the_scheme(project):
     project.recipe("gguf_q4_k_m.yaml").write_text("preset: Q5_K_M\nimatrix: {ctx: 512}\n")
     project.recipe("baseline.yaml").write_text("dtype: float16\n")
     problems = project.validate()
-    # the baseline recipe is shared by the baseline and its re-run: each is named
-    assert len(problems) == 3, render_problems(problems)
+    # the baseline recipe is shared by the baseline and its re-run, the Q4_K_M one by the
+    # business and general variants: each is named
+    assert len(problems) == 4, render_problems(problems)
     assert {p.message.split("variant '")[1].split("'")[0] for p in problems
             if p.file == "recipes/baseline.yaml"} == {"baseline", "baseline_rerun"}
+    assert {p.message.split("variant '")[1].split("'")[0] for p in problems
+            if p.file == "recipes/gguf_q4_k_m.yaml"} == {"gguf_q4_k_m_business", "gguf_q4_k_m_general"}
     by_file = {p.file: p for p in problems}
-    assert "gguf_q4_k_m_business" in by_file["recipes/gguf_q4_k_m.yaml"].message
     assert by_file["recipes/gguf_q4_k_m.yaml"].fix.startswith("set `preset: Q4_K_M`")
     assert by_file["recipes/baseline.yaml"].line == 1
     assert "bfloat16" in by_file["recipes/baseline.yaml"].fix

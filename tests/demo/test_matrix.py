@@ -1,4 +1,5 @@
-"""The demo's full matrix: its extra variants reach params.yaml through `dvc exp run -S`, exactly
+"""The demo's matrices: the default one runs on any x86 CPU with AVX2 and still has every stage's
+kind of work; the full matrix's extra variants reach params.yaml through `dvc exp run -S`, exactly
 as demo/full_matrix.yaml states them, in a real DVC repository."""
 
 import shutil
@@ -44,7 +45,7 @@ def test_a_variant_in_both_files_is_refused(tmp_path):
 def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     """A DVC project whose one stage iterates over the variants: the experiment's params.yaml
     holds exactly the full matrix (strings with `;`, `:`, `(` and quotes survive), and then
-    exactly the AVX2 matrix (the variants it drops are gone, their stages with them)."""
+    exactly a matrix that drops variants (they are gone, their stages with them)."""
     dvc = Path(sys.executable).parent / "dvc"
     if not dvc.is_file():
         pytest.skip("dvc is not installed next to this Python")
@@ -74,42 +75,41 @@ def test_dvc_exp_run_applies_the_overrides_verbatim(tmp_path):
     full = full_params(REPO)
     assert got["compare"] == full["compare"] and added_params()  # the noise floors, added
     assert (root / "modelopt_fp8_business.txt").read_text().strip() == "modelopt_fp8_business modelopt"
-    from demo.matrix import AVX2_MATRIX
-
     run("git", "checkout", "-q", "--", "params.yaml")
+    dropping = tmp_path / "drop.yaml"
+    dropping.write_text(yaml.safe_dump({"drop": ["gguf_q4_k_m_general"], "variants": {
+        "gguf_q8_0_general": {**default["variants"]["gguf_q4_k_m_general"], "scheme": "gguf_q8_0",
+                              "recipe": "recipes/gguf_q8_0.yaml"}}}))
     cmd = [str(dvc), "exp", "run"]
-    for item in overrides(AVX2_MATRIX):
+    for item in overrides(dropping):
         cmd += ["-S", item]
     run(*cmd)
     got = yaml.safe_load((root / "params.yaml").read_text())
-    assert got["variants"] == full_params(REPO, AVX2_MATRIX)["variants"]
+    assert got["variants"] == full_params(REPO, dropping)["variants"]
     listed = run(str(dvc), "stage", "list").stdout
-    assert "q@gguf_q4_k_m_general" in listed and "q@gptq_w4a16_business" not in listed
+    assert "q@gguf_q8_0_general" in listed and "q@gguf_q4_k_m_general" not in listed
     shutil.rmtree(root)
 
 
-def test_the_avx2_matrix_drops_the_w4a16_variants_and_keeps_a_calibration_comparison():
-    from demo.matrix import AVX2_MATRIX, dropped_variants
+def test_the_default_matrix_runs_on_any_avx2_cpu_and_keeps_every_kind_of_work():
+    """No variant of the default matrix needs vLLM's 4-bit weight-only kernel (AVX-512 only on a
+    CPU); it still has both serving engines with their own baselines, llm-compressor with
+    activation quantization, and a business-vs-general calibration pair; the W4A16 variants are
+    in the full matrix."""
     from pipeline.compare.stage import calibration_pairs
+    from pipeline.environments import host_problems
 
-    default = yaml.safe_load((REPO / "params.yaml").read_text())
-    data = full_params(REPO, AVX2_MATRIX)
-    params = Params.model_validate(data)
-    dropped = set(dropped_variants(AVX2_MATRIX))
-    assert dropped and dropped <= set(default["variants"])
-    assert not dropped & set(params.variants)
+    params = Params.model_validate(yaml.safe_load((REPO / "params.yaml").read_text()))
     assert not any(v.scheme.startswith("w4a16") and params.engine_for(n) == "vllm"
                    for n, v in params.variants.items())
-    # still every engine kind of the default matrix, llm-compressor, and business vs general
-    default_params = Params.model_validate(default)
-    assert {params.engine_for(n) for n in params.variants} == {
-        default_params.engine_for(n) for n in default_params.variants}
-    assert "llmcompressor" in {v.backend for v in params.variants.values()}
+    assert host_problems(params, kernels={"cpu_gemm_wna16": False}) == {}  # no W4A16 kernel
+    assert {params.engine_for(n) for n in params.variants} == {"vllm", "llamacpp"}
+    assert params.compare.engine_baselines == {"llamacpp": "gguf_f16"}
+    assert {v.backend for v in params.variants.values()} == {"none", "llamacpp", "llmcompressor"}
     assert calibration_pairs(params) == [("gguf_q4_k_m_business", "gguf_q4_k_m_general")]
-    assert overrides(AVX2_MATRIX)[: len(dropped)] == [f"~variants.{n}" for n in dropped_variants(AVX2_MATRIX)]
-    # everything else as in params.yaml
-    assert {k: v for k, v in data.items() if k != "variants"} == \
-        {k: v for k, v in default.items() if k != "variants"}
+    full = Params.model_validate(full_params(REPO))
+    assert {"gptq_w4a16_business", "gptq_w4a16_general"} <= set(full.variants)
+    assert ("gptq_w4a16_business", "gptq_w4a16_general") in calibration_pairs(full)
 
 
 def test_a_dropped_variant_params_yaml_lacks_is_refused(tmp_path):
@@ -117,12 +117,3 @@ def test_a_dropped_variant_params_yaml_lacks_is_refused(tmp_path):
     bad.write_text(yaml.safe_dump({"drop": ["no_such_variant"], "variants": {}}))
     with pytest.raises(ValueError, match="drop names 'no_such_variant'"):
         full_params(REPO, bad)
-
-
-def test_the_host_picks_the_avx2_matrix_only_for_what_it_replaces():
-    from demo.matrix import host_matrix
-
-    avx2 = {"gptq_w4a16_business", "gptq_w4a16_general"}
-    assert host_matrix(REPO, avx2) == "avx2"
-    assert host_matrix(REPO, set()) == "default"
-    assert host_matrix(REPO, avx2 | {"awq_w4a16_business"}) == "default"
