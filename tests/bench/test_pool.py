@@ -126,7 +126,9 @@ class BarrierServer(ServerEngine):
     want = 3
 
     def command(self) -> list[str]:
-        script = self.log_path.parent / "server.py"
+        # engines started together run this at once: each writes its own copy (one shared file
+        # rewritten while another process reads it gave Python an empty script, exit 0)
+        script = self.log_path.parent / f"server-{self.artifact.name}-{self.port}.py"
         script.write_text(BARRIER_SERVER)
         sync = self.log_path.parent / "sync"
         sync.mkdir(exist_ok=True)
