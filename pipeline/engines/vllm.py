@@ -115,6 +115,16 @@ def weight_only_4bit(artifact: Path) -> bool:
                for g in (q.get("config_groups") or {}).values() if isinstance(g, dict))
 
 
+def in_process_threads() -> int:
+    """Torch threads for a model run inside vLLM's engine core on a CPU: the CPUs this process
+    may use, less one that vLLM's automatic binding keeps for its API server (at least one)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus - 1)
+
+
 @register
 class VllmEngine(ServerEngine):
     name: ClassVar[str] = "vllm"
@@ -178,6 +188,10 @@ class VllmEngine(ServerEngine):
                 "(or a GPU, engines.vllm.python naming a GPU build), or serve the variant with the "
                 "reference engine (`engine: transformers` and a `reason:`)")
 
+    def replica_cores(self) -> bool:
+        """Whether this engine was given its own cores (a replica: cpu_share_environment)."""
+        return "VLLM_CPU_OMP_THREADS_BIND" in self.extra_env
+
     @classmethod
     def cpu_share_environment(cls, cores: list[int]) -> dict[str, str]:
         # vLLM's CPU worker binds its OpenMP threads ('auto': every core but one); replicas side
@@ -187,7 +201,18 @@ class VllmEngine(ServerEngine):
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.settings.get("cpu_kvcache_gb", 1)))
-        env.update({k: str(v) for k, v in (self.settings.get("env") or {}).items()})
+        own = {k: str(v) for k, v in (self.settings.get("env") or {}).items()}
+        env.update(own)
+        if not self.settings.get("worker_process", False) and not self.replica_cores():
+            # vLLM's CPU platform keeps its in-process (uni) executor only with V1 multiprocessing
+            # off; the API server still starts the engine core as its own process. Replicas keep
+            # the worker process: it is what binds each replica's OpenMP threads to its cores.
+            env.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+            if env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0" and "OMP_NUM_THREADS" not in own:
+                # the thread count the worker process's automatic binding would give (a core
+                # kept for the API server): more threads than that contend with the server
+                # (docs/engines.md)
+                env["OMP_NUM_THREADS"] = str(in_process_threads())
         env.setdefault("VLLM_NO_USAGE_STATS", "1")
         env.setdefault("DO_NOT_TRACK", "1")
         env.setdefault("HF_HUB_OFFLINE", "1")

@@ -41,6 +41,27 @@ def test_on_a_cpu_host_vllm_replicas_bind_disjoint_cores(monkeypatch):
         replica_environments(get_engine("vllm"), 6)
 
 
+def test_vllm_runs_its_model_in_the_engine_core_unless_it_is_a_replica_or_asked(tmp_path, monkeypatch):
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
+    vllm = get_engine("vllm")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # what a stage beside another is given
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    one = vllm(tmp_path, {}, log_path=tmp_path / "e.log")
+    assert one.environment()["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    # the worker process's binding would use 3 of 4 cores (one kept for the API server)
+    assert one.environment()["OMP_NUM_THREADS"] == "3"
+    mine = vllm(tmp_path, {"env": {"OMP_NUM_THREADS": "8"}}, log_path=tmp_path / "e.log")
+    assert mine.environment()["OMP_NUM_THREADS"] == "8"
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {1})  # a stage's one-core share
+    assert one.environment()["OMP_NUM_THREADS"] == "1"
+    asked = vllm(tmp_path, {"worker_process": True}, log_path=tmp_path / "e.log")
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in asked.environment()
+    assert asked.environment()["OMP_NUM_THREADS"] == "2"
+    replica = vllm(tmp_path, {}, log_path=tmp_path / "e.log")
+    replica.extra_env = {"VLLM_CPU_OMP_THREADS_BIND": "0,1"}  # its worker binds its own cores
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in replica.environment()
+
+
 # ── real replicas ─────────────────────────────────────────────────────────────────────────
 
 

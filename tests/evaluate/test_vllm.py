@@ -38,6 +38,22 @@ def test_vllm_serves_the_baseline_w4a16_and_w8a8_with_their_cpu_kernels(served, 
     assert "--no-enable-prefix-caching" in log.splitlines()[0]
 
 
+def test_the_model_in_the_engine_core_gives_the_worker_process_outputs(served, tmp_path):
+    served.artifact("baseline")
+    out = {}
+    for worker in (True, False):
+        params = make_params(served.data, evaluate={"limit": 64, "lm_eval": {"tasks": []}},
+                             engines={"vllm": {**served.data["engines"]["vllm"], "worker_process": worker}})
+        stage.evaluate(*stage_args(params, served.root, stage.PARAMS, "baseline"), "baseline",
+                       tmp_path / str(worker))
+        out[worker] = [(r["id"], r["output"]) for r in map(json.loads, (
+            tmp_path / str(worker) / "samples.jsonl").read_text().splitlines())]
+        log = (tmp_path / str(worker) / "engine.log").read_text()
+        # vLLM's CPU worker process announces how it binds its OpenMP threads
+        assert ("OpenMP thread binding info" in log) is worker
+    assert out[True] == out[False] and len(out[True]) == 64
+
+
 def test_bench_alternates_variants_and_reports_ratios(served):
     served.artifact("baseline")
     served.artifact(Q8)
