@@ -82,31 +82,45 @@ def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None
     return model.eval()
 
 
-def _logprobs(model, ids: list[int]):
-    import torch
-
-    with torch.no_grad():
-        out = model(torch.tensor([ids])).logits[0].float()
-    return torch.log_softmax(out, dim=-1)
+def _logprobs(model, ids: list[int], start: int = 0):
+    """Log-probabilities at positions `start`… of `ids` (one sequence, one pass)."""
+    return batched_logprobs(model, [ids], 1, starts=[start])[0]
 
 
 BATCH = 8  # sequences per forward pass: ~2.3× the one-at-a-time rate on 2 CPU cores (32: 1.8×)
 
 
-def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden: bool = False) -> list:
-    """Log-probabilities of every position of every sequence, ``batch`` sequences of similar
-    length per forward pass, right-padded under an attention mask: a real position attends to
-    the same tokens at the same positions as alone, so it gets the same values up to float
-    rounding of the batched matmuls (~1e-5 in log-probability; tests bound it). ``hidden``: each
-    as (log-probs, last hidden states), the logits being the LM head applied to those states
-    (the same operations as the model's own forward)."""
+def _head_rows(model, ids, mask, lo: int):
+    """The model's own logits at positions `lo`… of a batch (its `logits_to_keep`: the LM head and
+    whatever follows it run on those positions only — 28% less time for the evaluation set's
+    prompts, the same values); a model without that argument computes them all."""
     import torch
 
+    try:
+        return model(ids, attention_mask=mask, logits_to_keep=torch.arange(lo, ids.shape[1])).logits
+    except TypeError:
+        return model(ids, attention_mask=mask).logits[:, lo:]
+
+
+def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden: bool = False,
+                     starts: list[int] | None = None) -> list:
+    """Log-probabilities of every position from ``starts[i]`` on (default 0: all) of every
+    sequence — row r is position starts[i] + r — ``batch`` sequences of similar length per
+    forward pass, right-padded under an attention mask: a real position attends to the same
+    tokens at the same positions as alone, so it gets the same values up to float rounding of
+    the batched matmuls (~1e-5 in log-probability; tests bound it). Only the positions asked for
+    go through the LM head and the softmax. ``hidden``: each as (log-probs, last hidden states
+    at the same positions), the logits being the LM head applied to those states (the same
+    operations as the model's own forward)."""
+    import torch
+
+    starts = starts or [0] * len(seqs)
     out: list = [None] * len(seqs)
     order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # little padding per batch
     for k in range(0, len(order), batch):
         idx = order[k:k + batch]
         width = max(len(seqs[i]) for i in idx)
+        lo = min(starts[i] for i in idx)
         ids = torch.zeros(len(idx), width, dtype=torch.long)
         mask = torch.zeros(len(idx), width, dtype=torch.long)
         for row, i in enumerate(idx):
@@ -115,36 +129,55 @@ def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden
         with torch.no_grad():
             if hidden:
                 states = model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
-                logits = model.get_output_embeddings()(states).float()
+                logits = model.get_output_embeddings()(states[:, lo:]).float()
             else:
-                logits = model(ids, attention_mask=mask).logits.float()
+                logits = _head_rows(model, ids, mask, lo).float()
         lp = torch.log_softmax(logits, dim=-1)
         for row, i in enumerate(idx):
-            out[i] = (lp[row, :len(seqs[i])], states[row, :len(seqs[i])].float()) if hidden \
-                else lp[row, :len(seqs[i])]
+            rows = lp[row, starts[i] - lo:len(seqs[i]) - lo]
+            out[i] = (rows, states[row, starts[i]:len(seqs[i])].float()) if hidden else rows
     return out
 
 
-def chunk_sequences(items: list[tuple[list[int], list[int], list[int]]]) -> dict[tuple, list[int]]:
+def chunk_sequences(items: list[tuple[list[int], list[int], list[int]]]) -> dict[tuple, tuple[list[int], int]]:
     """The distinct sequences a chunk of (prompt, output, reference) items is teacher-forced
-    along (a reference equal to the output shares its sequence), in a fixed order."""
-    seqs: dict[tuple, list[int]] = {}
+    along (a reference equal to the output shares its sequence), in a fixed order, each with the
+    first position whose log-probabilities are needed: the one that predicts the continuation's
+    first token (the prompt's last)."""
+    seqs: dict[tuple, tuple[list[int], int]] = {}
     for prompt, output, reference in items:
         for cont in (output, reference):
             if cont:
-                seqs.setdefault(tuple(prompt + cont), prompt + cont)
+                key = tuple(prompt + cont)
+                start = min(len(prompt) - 1, seqs[key][1]) if key in seqs else len(prompt) - 1
+                seqs[key] = (prompt + cont, start)
     return seqs
+
+
+def sequence_passes(model, seqs: dict[tuple, tuple[list[int], int]], **kw) -> dict[tuple, Any]:
+    """`batched_logprobs` over `chunk_sequences`' sequences, keyed alike, each from its start."""
+    todo = list(seqs.values())
+    got = batched_logprobs(model, [q for q, _ in todo], starts=[st for _, st in todo], **kw)
+    return {key: (start, lp) for key, (_, start), lp in zip(seqs, todo, got)}
 
 
 def chunk_passes(base, variant, items: list[tuple[list[int], list[int], list[int]]]) -> dict:
     """The passes a chunk of (prompt, output, reference) items needs, batched: sequence (as a
-    tuple) → (baseline log-probs, variant log-probs). The shortcuts of `item_signals` apply:
-    byte-identical weights need none; a reference equal to the output reuses the output's."""
+    tuple) → (first position, baseline log-probs, variant log-probs) from that position on. The
+    shortcuts of `item_signals` apply: byte-identical weights need none; a reference equal to
+    the output reuses the output's."""
     if variant is None:
         return {}
     seqs = chunk_sequences(items)
-    keys, todo = list(seqs), list(seqs.values())
-    return dict(zip(keys, zip(batched_logprobs(base, todo), batched_logprobs(variant, todo))))
+    b, v = sequence_passes(base, seqs), sequence_passes(variant, seqs)
+    return {key: (b[key][0], b[key][1], v[key][1]) for key in seqs}
+
+
+def continuation(rows, first: int, prompt_len: int, length: int):
+    """Of log-probability rows starting at position `first`, those at the positions that predict
+    a continuation of `length` tokens after a prompt of `prompt_len`."""
+    at = prompt_len - 1 - first
+    return rows[at:at + length]
 
 
 def item_signals(base, variant, prompt: list[int], output: list[int], reference: list[int],
@@ -161,18 +194,20 @@ def item_signals(base, variant, prompt: list[int], output: list[int], reference:
 
     def pair(seq):
         got = (passes or {}).get(tuple(seq))
-        return got if got is not None else (_logprobs(base, seq), _logprobs(variant, seq))
+        if got is not None:
+            return got
+        start = len(prompt) - 1
+        return start, _logprobs(base, seq, start), _logprobs(variant, seq, start)
 
     if output:
-        seq = prompt + output
-        lb, lv = pair(seq)
-        pos = slice(len(prompt) - 1, len(seq) - 1)  # the positions that predict the output
-        out |= output_signals(lb[pos], lv[pos])
+        first, lb, lv = pair(prompt + output)
+        out |= output_signals(continuation(lb, first, len(prompt), len(output)),
+                              continuation(lv, first, len(prompt), len(output)))
     if reference:
-        seq = prompt + reference
         if reference != output:  # a greedy output equal to the gold answer reuses its passes
-            lb, lv = pair(seq)
-        out |= reference_signals(loglik(lb, len(prompt), reference), loglik(lv, len(prompt), reference),
+            first, lb, lv = pair(prompt + reference)
+        out |= reference_signals(loglik(continuation(lb, first, len(prompt), len(reference)), reference),
+                                 loglik(continuation(lv, first, len(prompt), len(reference)), reference),
                                  len(reference))
     return out
 
@@ -184,11 +219,10 @@ def output_signals(pb, pv) -> dict[str, Any]:
     return {"kl": [round(float(x), 7) for x in kl], "top1_agree": int((pb.argmax(-1) == pv.argmax(-1)).sum())}
 
 
-def loglik(lp, prompt_len: int, continuation: list[int]) -> float:
-    """The log-likelihood of `continuation` after a prompt of `prompt_len` tokens, from the log-
-    probabilities of every position of the sequence prompt + continuation."""
-    pos = np.arange(prompt_len - 1, prompt_len - 1 + len(continuation))
-    return float(lp[pos, continuation].sum())
+def loglik(rows, tokens: list[int]) -> float:
+    """The log-likelihood of `tokens` from the log-probability rows at the positions that
+    predict them (`continuation`)."""
+    return float(rows[np.arange(len(tokens)), tokens].sum())
 
 
 def reference_signals(ll_b: float, ll_v: float, tokens: int) -> dict[str, Any]:
@@ -309,15 +343,16 @@ def stored_signals(variant, stored, at: list[int], chunk) -> list[dict[str, Any]
     variant's passes batched as `chunk_passes` batches them; the reference's log-probabilities at
     the output positions from its stored states, its gold-answer log-likelihood as stored."""
     seqs = chunk_sequences(chunk)
-    lv_of = dict(zip(seqs, batched_logprobs(variant, list(seqs.values()))))
+    lv_of = sequence_passes(variant, seqs)
     out = []
     for i, (prompt, output, reference) in zip(at, chunk):
         sig: dict[str, Any] = {"tokens": len(output)}
         if output:
-            lv = lv_of[tuple(prompt + output)]
-            sig |= output_signals(stored.logprobs(i), lv[len(prompt) - 1:len(prompt) + len(output) - 1])
+            first, lv = lv_of[tuple(prompt + output)]
+            sig |= output_signals(stored.logprobs(i), continuation(lv, first, len(prompt), len(output)))
         if reference:
-            ll_v = loglik(lv_of[tuple(prompt + reference)], len(prompt), reference)
+            first, lv = lv_of[tuple(prompt + reference)]
+            ll_v = loglik(continuation(lv, first, len(prompt), len(reference)), reference)
             sig |= reference_signals(stored.ref_loglik[i], ll_v, len(reference))
         out.append(sig)
     return out

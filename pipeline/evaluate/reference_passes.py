@@ -95,7 +95,8 @@ def run(params, layout: Layout) -> str:
     from safetensors.torch import save_file
 
     from pipeline.artifacts.manifest import require_verified
-    from pipeline.evaluate.divergence import CHUNK, batched_logprobs, chunk_sequences, load_reference, loglik
+    from pipeline.evaluate.divergence import (CHUNK, chunk_sequences, continuation, load_reference, loglik,
+                                              sequence_passes)
     from pipeline.models import load_tokenizer
 
     reference = params.divergence.reference
@@ -113,9 +114,9 @@ def run(params, layout: Layout) -> str:
             chunk = list(zip(tf["prompts"][start:start + CHUNK], tf["outputs"][start:start + CHUNK],
                              tf["references"][start:start + CHUNK]))
             seqs = chunk_sequences(chunk)
-            passes = dict(zip(seqs, batched_logprobs(model, list(seqs.values()), hidden=True)))
+            passes = sequence_passes(model, seqs, hidden=True)
             if start == 0 and seqs:  # is the LM head on the states the model's own logits?
-                worst = head_check(model, list(seqs.values())[0])
+                worst = head_check(model, list(seqs.values())[0][0])
                 if worst > HEAD_TOLERANCE:
                     exact, why = False, (f"the LM head on the last hidden states differs from the "
                                          f"model's logits by up to {worst:.3g} (a step after the "
@@ -123,9 +124,13 @@ def run(params, layout: Layout) -> str:
                     log.warning("divergence reference: %s", why)
             for prompt, output, ref in chunk:
                 if output and exact:
-                    h = passes[tuple(prompt + output)][1]
-                    states.append(h[len(prompt) - 1:len(prompt) + len(output) - 1].clone())
-                ref_ll.append(loglik(passes[tuple(prompt + ref)][0], len(prompt), ref) if ref else float("nan"))
+                    first, (_, h) = passes[tuple(prompt + output)]
+                    states.append(continuation(h, first, len(prompt), len(output)).clone())
+                if ref:
+                    first, (lp, _) = passes[tuple(prompt + ref)]
+                    ref_ll.append(loglik(continuation(lp, first, len(prompt), len(ref)), ref))
+                else:
+                    ref_ll.append(float("nan"))
                 shown.advance()
             del passes
     card = ReferencePasses(

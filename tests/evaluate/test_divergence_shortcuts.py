@@ -66,3 +66,23 @@ def test_batched_passes_give_the_one_at_a_time_signals(models):
         if reference:
             assert batched["ref_loglik_delta"] == pytest.approx(alone["ref_loglik_delta"], abs=1e-4)
             assert alone["ref_loglik_delta"] != 0.0
+
+
+def test_only_the_positions_asked_for_go_through_the_head_with_the_full_passes_values(models):
+    """`starts`: the LM head and softmax run on the positions that predict the continuation only;
+    their values are the full forward's at those positions (a batch of unequal starts and
+    lengths, right-padded), and the hidden-state variant returns the states at the same rows."""
+    from pipeline.evaluate.divergence import batched_logprobs
+
+    base, _ = models
+    seqs = [PROMPT + ANSWER, PROMPT[:3] + ANSWER[:2], PROMPT * 2 + ANSWER[:1]]
+    starts = [len(PROMPT) - 1, 2, 2 * len(PROMPT) - 1]
+    with torch.no_grad():
+        full = [torch.log_softmax(base(torch.tensor([q])).logits[0].float(), -1) for q in seqs]
+    tails = batched_logprobs(base, seqs, starts=starts)
+    hidden = batched_logprobs(base, seqs, starts=starts, hidden=True)
+    for q, st, f, t, (lp, h) in zip(seqs, starts, full, tails, hidden):
+        assert t.shape[0] == len(q) - st == h.shape[0]
+        assert torch.allclose(t, f[st:], atol=1e-5)
+        assert torch.allclose(lp, f[st:], atol=1e-5)
+    assert not torch.allclose(tails[0], full[0][: tails[0].shape[0]], atol=1e-3)  # rows are shifted
