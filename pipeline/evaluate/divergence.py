@@ -39,6 +39,8 @@ from pipeline.stage_params import Declared
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
+from pipeline.evaluate.passes import (BATCH, _logprobs, batched_logprobs, chunk_passes,  # noqa: F401
+                                     chunk_sequences, continuation, loglik, sequence_passes)
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.divergence/v1"
@@ -82,104 +84,6 @@ def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None
     return model.eval()
 
 
-def _logprobs(model, ids: list[int], start: int = 0):
-    """Log-probabilities at positions `start`… of `ids` (one sequence, one pass)."""
-    return batched_logprobs(model, [ids], 1, starts=[start])[0]
-
-
-BATCH = 8  # sequences per forward pass: ~2.3× the one-at-a-time rate on 2 CPU cores (32: 1.8×)
-
-
-def _head_rows(model, ids, mask, lo: int):
-    """The model's own logits at positions `lo`… of a batch (its `logits_to_keep`: the LM head and
-    whatever follows it run on those positions only — 28% less time for the evaluation set's
-    prompts, the same values); a model without that argument computes them all."""
-    import torch
-
-    try:
-        return model(ids, attention_mask=mask, logits_to_keep=torch.arange(lo, ids.shape[1])).logits
-    except TypeError:
-        return model(ids, attention_mask=mask).logits[:, lo:]
-
-
-def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden: bool = False,
-                     starts: list[int] | None = None) -> list:
-    """Log-probabilities of every position from ``starts[i]`` on (default 0: all) of every
-    sequence — row r is position starts[i] + r — ``batch`` sequences of similar length per
-    forward pass, right-padded under an attention mask: a real position attends to the same
-    tokens at the same positions as alone, so it gets the same values up to float rounding of
-    the batched matmuls (~1e-5 in log-probability; tests bound it). Only the positions asked for
-    go through the LM head and the softmax. ``hidden``: each as (log-probs, last hidden states
-    at the same positions), the logits being the LM head applied to those states (the same
-    operations as the model's own forward)."""
-    import torch
-
-    starts = starts or [0] * len(seqs)
-    out: list = [None] * len(seqs)
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # little padding per batch
-    for k in range(0, len(order), batch):
-        idx = order[k:k + batch]
-        width = max(len(seqs[i]) for i in idx)
-        lo = min(starts[i] for i in idx)
-        ids = torch.zeros(len(idx), width, dtype=torch.long)
-        mask = torch.zeros(len(idx), width, dtype=torch.long)
-        for row, i in enumerate(idx):
-            ids[row, :len(seqs[i])] = torch.tensor(seqs[i])
-            mask[row, :len(seqs[i])] = 1
-        with torch.no_grad():
-            if hidden:
-                states = model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
-                logits = model.get_output_embeddings()(states[:, lo:]).float()
-            else:
-                logits = _head_rows(model, ids, mask, lo).float()
-        lp = torch.log_softmax(logits, dim=-1)
-        for row, i in enumerate(idx):
-            rows = lp[row, starts[i] - lo:len(seqs[i]) - lo]
-            out[i] = (rows, states[row, starts[i]:len(seqs[i])].float()) if hidden else rows
-    return out
-
-
-def chunk_sequences(items: list[tuple[list[int], list[int], list[int]]]) -> dict[tuple, tuple[list[int], int]]:
-    """The distinct sequences a chunk of (prompt, output, reference) items is teacher-forced
-    along (a reference equal to the output shares its sequence), in a fixed order, each with the
-    first position whose log-probabilities are needed: the one that predicts the continuation's
-    first token (the prompt's last)."""
-    seqs: dict[tuple, tuple[list[int], int]] = {}
-    for prompt, output, reference in items:
-        for cont in (output, reference):
-            if cont:
-                key = tuple(prompt + cont)
-                start = min(len(prompt) - 1, seqs[key][1]) if key in seqs else len(prompt) - 1
-                seqs[key] = (prompt + cont, start)
-    return seqs
-
-
-def sequence_passes(model, seqs: dict[tuple, tuple[list[int], int]], **kw) -> dict[tuple, Any]:
-    """`batched_logprobs` over `chunk_sequences`' sequences, keyed alike, each from its start."""
-    todo = list(seqs.values())
-    got = batched_logprobs(model, [q for q, _ in todo], starts=[st for _, st in todo], **kw)
-    return {key: (start, lp) for key, (_, start), lp in zip(seqs, todo, got)}
-
-
-def chunk_passes(base, variant, items: list[tuple[list[int], list[int], list[int]]]) -> dict:
-    """The passes a chunk of (prompt, output, reference) items needs, batched: sequence (as a
-    tuple) → (first position, baseline log-probs, variant log-probs) from that position on. The
-    shortcuts of `item_signals` apply: byte-identical weights need none; a reference equal to
-    the output reuses the output's."""
-    if variant is None:
-        return {}
-    seqs = chunk_sequences(items)
-    b, v = sequence_passes(base, seqs), sequence_passes(variant, seqs)
-    return {key: (b[key][0], b[key][1], v[key][1]) for key in seqs}
-
-
-def continuation(rows, first: int, prompt_len: int, length: int):
-    """Of log-probability rows starting at position `first`, those at the positions that predict
-    a continuation of `length` tokens after a prompt of `prompt_len`."""
-    at = prompt_len - 1 - first
-    return rows[at:at + length]
-
-
 def item_signals(base, variant, prompt: list[int], output: list[int], reference: list[int],
                  passes: dict | None = None) -> dict:
     """One item: KL and top-1 agreement along the baseline's output, and the change in the gold
@@ -217,12 +121,6 @@ def output_signals(pb, pv) -> dict[str, Any]:
     log-probabilities at the positions that predict the output."""
     kl = (pb.exp() * (pb - pv)).sum(-1).clamp_min(0.0)
     return {"kl": [round(float(x), 7) for x in kl], "top1_agree": int((pb.argmax(-1) == pv.argmax(-1)).sum())}
-
-
-def loglik(rows, tokens: list[int]) -> float:
-    """The log-likelihood of `tokens` from the log-probability rows at the positions that
-    predict them (`continuation`)."""
-    return float(rows[np.arange(len(tokens)), tokens].sum())
 
 
 def reference_signals(ll_b: float, ll_v: float, tokens: int) -> dict[str, Any]:

@@ -95,8 +95,9 @@ def run(params, layout: Layout) -> str:
     from safetensors.torch import save_file
 
     from pipeline.artifacts.manifest import require_verified
-    from pipeline.evaluate.divergence import (CHUNK, chunk_sequences, continuation, load_reference, loglik,
-                                              sequence_passes)
+    from pipeline.evaluate.divergence import CHUNK, load_reference
+    from pipeline.evaluate.passes import (chunk_sequences, continuation, loglik,
+                                          sequence_passes)
     from pipeline.models import load_tokenizer
 
     reference = params.divergence.reference
