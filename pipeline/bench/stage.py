@@ -32,6 +32,7 @@ from pipeline import progress
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.bench.pool import EnginePool
 from pipeline.bench.ratios import ratios
+from pipeline.bench.twins import distinct_computations
 from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
@@ -189,7 +190,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
 
     cfg = params.bench
     names, left_out = served_variants(params)
-    names, twins = distinct_artifacts(params, layout, names)
+    names, twins = distinct_computations(params, layout, names)
     tok = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = bench_prompts(tok, cfg.num_prompts, cfg.input_len)
     bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
@@ -249,38 +250,15 @@ def started_together(cfg) -> int:
     return 1 if visible_gpus() else cfg.live_engines
 
 
-def distinct_artifacts(params, layout: Layout, names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The variants to measure — one per distinct (artifact bytes, engine, engine settings) — and
-    each other variant's twin: the same bytes served the same way run at the same speed, so a
-    re-served baseline is not measured twice (its figures are its twin's, marked so)."""
-    import hashlib
-    import json
-
-    from pipeline.contracts import ArtifactManifest
-
-    first: dict[str, str] = {}
-    keep, twins = [], {}
-    for n in names:
-        manifest = ArtifactManifest.load(layout.artifact(n) / "manifest.json")
-        how = json.dumps([params.engine_for(n), params.engine_settings(n)], sort_keys=True, default=str)
-        key = manifest.content_sha256 + hashlib.sha256(how.encode()).hexdigest()
-        if key in first:
-            twins[n] = first[key]
-        else:
-            first[key] = n
-            keep.append(n)
-    return keep, twins
-
-
 def _result(params, cfg, names, left_out, measurements, bandwidth, layout: Layout,
-            twins: dict[str, str]) -> dict[str, Any]:
+            twins: dict[str, dict[str, Any]]) -> dict[str, Any]:
     from pipeline.contracts import ArtifactManifest
 
     sizes = {n: weight_bytes(ArtifactManifest.load(layout.artifact(n) / "manifest.json").dump())
              for n in [*names, *twins]}
     measured = ratios(measurements, params.baseline, sizes, bandwidth)
     for twin, same in twins.items():
-        measured[twin] = {**measured[same], "measured_as": same}
+        measured[twin] = {**measured[same["as"]], "measured_as": same["as"], "measured_as_why": same["why"]}
     return {"schema": SCHEMA, "baseline": params.baseline, "hardware": hardware(),
             "memory_bandwidth_gbps": round(bandwidth, 2),
             "bandwidth_source": "params" if cfg.memory_bandwidth_gbps else "measured (copy)",
@@ -293,7 +271,7 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
     every variant left out and why."""
     lines = [f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
              f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}"
-             + (f" — the same bytes served alike as {x['measured_as']}: measured once"
-                if x.get("measured_as") else "")
+             + (f" — {x.get('measured_as_why', 'the same bytes served alike')} as "
+                f"{x['measured_as']}: measured once" if x.get("measured_as") else "")
              for name, x in r["ratios"].items()]
     return lines + [f"{name}: {why}" for name, why in r["left_out"].items()]

@@ -105,7 +105,8 @@ def test_the_same_bytes_served_alike_are_measured_once(tmp_path):
     from conftest import stage_args
     from demo.matrix import full_params
     from pipeline.artifacts.manifest import build_manifest
-    from pipeline.bench.stage import PARAMS, distinct_artifacts
+    from pipeline.bench.stage import PARAMS
+    from pipeline.bench.twins import distinct_computations
     from pipeline.config import Params
 
     from conftest import REPO
@@ -123,7 +124,65 @@ def test_the_same_bytes_served_alike_are_measured_once(tmp_path):
                                    "base_model": {"name": "m", "content_sha256": "0" * 64}})
     section, layout = stage_args(params, tmp_path, PARAMS)
     names = ["baseline", "baseline_rerun", "gptq_w4a16_business", "gptq_w4a16_business_vllm_eager_off"]
-    keep, twins = distinct_artifacts(section, layout, names)
+    keep, twins = distinct_computations(section, layout, names)
     assert keep == ["baseline", "gptq_w4a16_business", "gptq_w4a16_business_vllm_eager_off"]
-    assert twins == {"baseline_rerun": "baseline"}
+    assert twins == {"baseline_rerun": {"as": "baseline", "why": "the same bytes served alike"}}
     shutil.rmtree(tmp_path / "artifacts")
+
+
+def _gguf(path, values, *, dtype="float32", imatrix_file=None, extra=None):
+    import gguf
+    import numpy as np
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_block_count(1)
+    if imatrix_file:
+        w.add_string("quantize.imatrix.file", imatrix_file)
+    if extra:
+        w.add_string("general.description", extra)
+    for name, v in values.items():
+        w.add_tensor(name, np.asarray(v, dtype=dtype))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def test_the_same_tensor_layout_served_alike_is_measured_once(tmp_path):
+    """Two GGUFs of one preset from two calibration sets — other weight values, another importance
+    matrix — compute the same: measured once, the twin marked with why. Another tensor type,
+    shape or metadata, or an imatrix only in the artifact folder, decides as it should."""
+    import yaml
+    from conftest import REPO, stage_args
+    from demo.matrix import full_params
+    from pipeline.artifacts.manifest import build_manifest
+    from pipeline.bench.stage import PARAMS
+    from pipeline.bench.twins import compute_signature, distinct_computations
+    from pipeline.config import Params
+
+    params = Params.model_validate(yaml.safe_load(yaml.safe_dump(full_params(REPO))))
+    made = {"gguf_q4_k_m_business": ({"a": [[1, 2], [3, 4]]}, "business.dat"),
+            "gguf_q4_k_m_general": ({"a": [[5, 6], [7, 8]]}, "general.dat"),
+            "gguf_q8_0_business": ({"a": [[1, 2, 3, 4]]}, "business.dat")}   # another shape
+    for name, (values, imatrix) in made.items():
+        d = tmp_path / "artifacts" / name
+        d.mkdir(parents=True)
+        _gguf(d / "model.gguf", values, imatrix_file=imatrix)
+        _gguf(d / "imatrix.gguf", {"m": [float(len(imatrix))]})  # not served
+        build_manifest(d, lineage={"variant": name, "scheme": "gguf_q4_k_m", "format": "gguf",
+                                   "backend": "llamacpp",
+                                   "base_model": {"name": "m", "content_sha256": "0" * 64}})
+    section, layout = stage_args(params, tmp_path, PARAMS)
+    keep, twins = distinct_computations(section, layout, list(made))
+    assert keep == ["gguf_q4_k_m_business", "gguf_q8_0_business"]
+    assert twins == {"gguf_q4_k_m_general": {
+        "as": "gguf_q4_k_m_business",
+        "why": "the same tensor types and shapes served alike (other weight values)"}}
+    art = tmp_path / "artifacts" / "gguf_q4_k_m_general"
+    before = compute_signature(art)
+    _gguf(art / "model.gguf", {"a": [[5, 6], [7, 8]]}, dtype="float16", imatrix_file="general.dat")
+    assert compute_signature(art) != before  # another storage type
+    _gguf(art / "model.gguf", {"a": [[5, 6], [7, 8]]}, imatrix_file="general.dat", extra="x")
+    assert compute_signature(art) != before  # other metadata
+    _gguf(art / "model.gguf", {"a": [[5, 6], [7, 8]]}, imatrix_file="general.dat")
+    assert compute_signature(art) == before
