@@ -18,7 +18,7 @@ def test_a_failed_bench_keeps_its_engine_logs_and_no_figures(tmp_path, monkeypat
     params = Params.model_validate(yaml.safe_load(yaml.safe_dump(full_params(REPO))))
     own, layout = stage_args(params, tmp_path, stage.PARAMS)
     monkeypatch.setattr(stage, "served_variants", lambda p: (["baseline", "w8a8_int8_business"], []))
-    monkeypatch.setattr(stage, "distinct_artifacts", lambda p, lay, names: (names, {}))
+    monkeypatch.setattr(stage, "distinct_computations", lambda p, lay, names: (names, {}))
     monkeypatch.setattr(stage, "bench_prompts", lambda tok, n, k: [[1, 2, 3]] * n)
     monkeypatch.setattr(stage, "memory_bandwidth", lambda: 10.0)
     monkeypatch.setattr("pipeline.models.load_tokenizer", lambda *a, **k: None)
