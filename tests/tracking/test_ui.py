@@ -89,34 +89,50 @@ def check_compare_view(page, url: str, shot: Path) -> None:
     box = page.evaluate_handle("""el => { const g = el.closest('.ReactVirtualized__Grid');
         return g && g.parentElement.closest('[class*=collapse-content-box]'); }""", anchor)
     assert box.json_value() is not None, "the metrics grid is not where it was: layout changed"
-    on_row: dict[str, bool] = {}
-    for _ in range(300):
-        for metric, value in wanted.items():
-            on_row[metric] = on_row.get(metric) or page.evaluate("""([b, name, value]) => {
-                // a cell's row is its offset in the virtualised grid (style.top), whatever
-                // either grid's scroll position: the value's cell must share the name's row
-                const row = e => { while (e && !(e.parentElement && e.parentElement.classList
-                    .contains('ReactVirtualized__Grid__innerScrollContainer'))) e = e.parentElement;
-                    return e ? e.style.top : null; };
-                const a = [...b.querySelectorAll('a')].find(x => x.textContent.trim() === name);
-                if (!a) return false;
-                const top = row(a);
-                return [...b.querySelectorAll('*')].some(e => e.children.length === 0
-                    && e.textContent.trim() === value && row(e) === top && !a.contains(e));
-                }""", [box, metric, value])
-        if all(on_row.values()):
-            break
-        # scroll as a person does: the mouse wheel over the values (the names grid follows)
-        before = page.evaluate("b => [...b.querySelectorAll('.ReactVirtualized__Grid')]"
-                               ".map(g => g.scrollTop)", box)
-        area = page.evaluate("""b => { const gs = b.querySelectorAll('.ReactVirtualized__Grid');
-            const r = gs[gs.length - 1].getBoundingClientRect();
-            return [r.left, r.top, r.width, r.height]; }""", box)
-        page.mouse.move(area[0] + area[2] * 0.75, area[1] + area[3] / 2)
-        page.mouse.wheel(0, 90)
-        page.wait_for_timeout(150)
-        if page.evaluate("b => [...b.querySelectorAll('.ReactVirtualized__Grid')]"
-                         ".map(g => g.scrollTop)", box) == before:
-            break  # the bottom of the grid
+    on_row = metrics_on_their_rows(page, box, wanted)
     page.screenshot(path=str(shot))
     assert all(on_row.values()), f"not shown on their rows in the compare view: {on_row}"
+
+
+# A cell's row is its offset in its virtualised grid (style.top), whatever either grid's scroll
+# position: the value's cell must share the name's row.
+ON_ROW = """([b, name, value]) => {
+    const row = e => { while (e && !(e.parentElement && e.parentElement.classList
+        .contains('ReactVirtualized__Grid__innerScrollContainer'))) e = e.parentElement;
+        return e ? e.style.top : null; };
+    const a = [...b.querySelectorAll('a')].find(x => x.textContent.trim() === name);
+    if (!a) return false;
+    const top = row(a);
+    return [...b.querySelectorAll('*')].some(e => e.children.length === 0
+        && e.textContent.trim() === value && row(e) === top && !a.contains(e));
+}"""
+GRIDS = "[...b.querySelectorAll('.ReactVirtualized__Grid')]"
+# Every grid has rendered the rows that fill its view at its current scroll position.
+RENDERED = f"""b => {GRIDS}.every(g => {{
+    const inner = g.querySelector('.ReactVirtualized__Grid__innerScrollContainer');
+    if (!inner) return false;
+    const cells = [...inner.children];
+    const covers = y => cells.some(c => c.offsetTop <= y && y < c.offsetTop + c.offsetHeight);
+    const bottom = Math.min(g.scrollTop + g.clientHeight, inner.offsetHeight) - 1;
+    return covers(g.scrollTop) && covers(Math.max(g.scrollTop, bottom));
+}})"""
+
+
+def metrics_on_their_rows(page, box, wanted: dict[str, str]) -> dict[str, bool]:
+    """Steps both grids (names, values) through the metrics half a view at a time, waits at each
+    position until both have rendered the rows in view, and records which metrics showed their
+    value on their own row. The grids render only the rows in view, and on a busy machine a
+    render lags its scroll: reading before the render misses rows that are there."""
+    on_row = {metric: False for metric in wanted}
+    span, view = page.evaluate(f"b => [Math.max(...{GRIDS}.map(g => g.scrollHeight)),"
+                               f" Math.min(...{GRIDS}.map(g => g.clientHeight))]", box)
+    assert view > 0, "the metrics grids have no height: layout changed"
+    step = max(1, view // 2)
+    for top in range(0, span + step, step):
+        page.evaluate(f"([b, top]) => {GRIDS}.forEach(g => {{ g.scrollTop = top; }})", [box, top])
+        page.wait_for_function(RENDERED, arg=box)
+        for metric, value in wanted.items():
+            on_row[metric] = on_row[metric] or page.evaluate(ON_ROW, [box, metric, value])
+        if all(on_row.values()):
+            break
+    return on_row
