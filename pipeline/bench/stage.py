@@ -40,7 +40,7 @@ from pipeline.stage_params import Declared
 from pipeline.layout import Layout
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.bench/v2"
+SCHEMA = "qpipe.bench/v3"  # v3: `twins` maps a variant to {as, why}; ratios carry measured_as
 PARAMS = Declared("bench", "model", "engines", "bench", "variants")
 
 

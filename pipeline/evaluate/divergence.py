@@ -39,8 +39,8 @@ from pipeline.stage_params import Declared
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.evaluate.passes import (BATCH, _logprobs, batched_logprobs, chunk_passes,  # noqa: F401
-                                     chunk_sequences, continuation, loglik, sequence_passes)
+from pipeline.evaluate.passes import (_logprobs, chunk_passes, chunk_sequences, continuation, loglik,
+                                     sequence_passes)
 
 log = logging.getLogger(__name__)
 SCHEMA = "qpipe.divergence/v1"

@@ -276,6 +276,10 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             try:
                 while pending or running:
                     alone = any(exclusive(s) for s, *_ in running.values())
+                    # an exclusive stage waits while another can start: it needs the machine
+                    # drained, and a drain is paid once when it comes last (idle cores otherwise)
+                    others = any(not exclusive(s) and all(u in finished for u in upstream[s])
+                                 for s in pending)
                     for stage in list(pending):
                         if len(running) >= jobs or alone:
                             break
@@ -288,6 +292,8 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
                                 detail=f"depends on {', '.join(names[u] for u in blocked)}, which failed")
                             continue
                         if not all(u in finished for u in upstream[stage]):
+                            continue
+                        if exclusive(stage) and others:
                             continue
                         if exclusive(stage) and running:
                             alone = True  # it waits for the machine; nothing starts before it

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pipeline.artifacts.manifest import build_manifest
-from pipeline.evaluate import divergence, reference_passes
+from pipeline.evaluate import divergence, passes as pass_helpers, reference_passes
 from pipeline.evaluate.divergence import DivergenceError
 from pipeline.evaluate.long_probe import long_probe
 
@@ -148,7 +148,7 @@ def test_stored_reference_passes_give_the_signals_of_running_the_reference(proje
     base = divergence.load_reference(root / "artifacts" / "baseline")
     variant = divergence.load_reference(root / "artifacts" / name)
     chunk = list(zip(tf["prompts"], tf["outputs"], tf["references"]))
-    passes = divergence.chunk_passes(base, variant, chunk)
+    passes = pass_helpers.chunk_passes(base, variant, chunk)
     for row, c in zip(rows, chunk):
         direct = divergence.item_signals(base, variant, *c, passes)
         assert row["kl"] == pytest.approx(direct["kl"], rel=1e-4, abs=1e-6) and max(direct["kl"]) > 0

@@ -48,7 +48,7 @@ def test_an_output_equal_to_the_answer_reuses_its_passes(models):
 def test_batched_passes_give_the_one_at_a_time_signals(models):
     """Right-padded batches of sequences of different lengths: every item's signals are the
     ones its own passes give, up to float rounding; chunk_passes skips what the shortcuts skip."""
-    from pipeline.evaluate.divergence import chunk_passes
+    from pipeline.evaluate.passes import chunk_passes
 
     base, noised = models
     items = [(PROMPT[:n], ANSWER[: 1 + n % 5], ANSWER[: 1 + n % 5] if n % 2 else ANSWER[:2])
@@ -72,7 +72,7 @@ def test_only_the_positions_asked_for_go_through_the_head_with_the_full_passes_v
     """`starts`: the LM head and softmax run on the positions that predict the continuation only;
     their values are the full forward's at those positions (a batch of unequal starts and
     lengths, right-padded), and the hidden-state variant returns the states at the same rows."""
-    from pipeline.evaluate.divergence import batched_logprobs
+    from pipeline.evaluate.passes import batched_logprobs
 
     base, _ = models
     seqs = [PROMPT + ANSWER, PROMPT[:3] + ANSWER[:2], PROMPT * 2 + ANSWER[:1]]
