@@ -85,3 +85,21 @@ def group_gone(group: int, *, deadline: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+# `qpipe repro --jobs N` starts an exclusive stage marked `meta: {prepare_beside: true}` while the
+# last stages before it finish, with this variable naming a file it creates once nothing else runs
+ALONE_GATE = "QPIPE_ALONE_GATE"
+
+
+def wait_until_alone(poll_s: float = 0.2) -> float | None:
+    """Where an exclusive stage has prepared (engines started) and is about to measure: returns
+    once the orchestrator says nothing else runs, with the seconds waited; None when the stage
+    was not started early (`dvc repro`, or nothing was running): it is alone already."""
+    gate = os.environ.get(ALONE_GATE)
+    if not gate:
+        return None
+    start = time.monotonic()
+    while not os.path.exists(gate):
+        time.sleep(poll_s)
+    return round(time.monotonic() - start, 2)

@@ -149,6 +149,64 @@ def test_parallel_stages_leave_what_a_serial_repro_leaves(projects, monkeypatch)
     assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
 
 
+PREP = """import os, sys, time, pathlib
+name = sys.argv[1]
+trace = pathlib.Path("trace"); trace.mkdir(exist_ok=True)
+def mark(what):
+    with open(trace / name, "a") as f: f.write(f"{what} {time.time()}\\n")
+mark("start")
+if name == "slow" and os.environ.get("WAIT_FOR_SOLO"):  # runs until solo has started beside it
+    deadline = time.time() + 60
+    while not (trace / "solo").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+if name == "solo":
+    from pipeline.processes import wait_until_alone
+    waited = wait_until_alone(0.02)
+    mark("alone")
+    (trace / "solo.waited").write_text(repr(waited))
+pathlib.Path("out").mkdir(exist_ok=True)
+pathlib.Path(f"out/{name}.txt").write_text(name)
+mark("end")
+"""
+
+PREP_YAML = """stages:
+  fast: {cmd: python prep.py fast, deps: [prep.py], outs: [out/fast.txt]}
+  slow: {cmd: python prep.py slow, deps: [prep.py], outs: [out/slow.txt]}
+  solo:
+    cmd: python prep.py solo
+    deps: [prep.py]
+    outs: [out/solo.txt]
+    meta: {exclusive: true, prepare_beside: true}
+  after: {cmd: python prep.py after, deps: [out/slow.txt, out/solo.txt], outs: [out/after.txt]}
+"""
+
+
+def test_an_exclusive_stage_prepares_beside_the_last_stages_and_measures_alone(projects, monkeypatch):
+    serial, parallel = projects
+    for root in projects:
+        (root / "prep.py").write_text(PREP)
+        (root / "dvc.yaml").write_text(PREP_YAML)
+    dvc(serial, "repro")
+    assert (serial / "trace" / "solo.waited").read_text() == "None"  # dvc repro: alone already
+    monkeypatch.setenv("WAIT_FOR_SOLO", "1")
+    lines: list[str] = []
+    outcomes = repro(parallel, jobs=2, say=lines.append)
+    assert all(o.status == "ran" for o in outcomes), outcomes
+    marks = {f.name: dict(line.split() for line in f.read_text().splitlines())
+             for f in (parallel / "trace").iterdir() if not f.suffix}
+    t = {n: {k: float(v) for k, v in m.items()} for n, m in marks.items()}
+    # started while slow still ran (slow waited for it), and went past its gate only after
+    assert t["solo"]["start"] < t["slow"]["end"] <= t["solo"]["alone"]
+    assert float((parallel / "trace" / "solo.waited").read_text()) > 0
+    assert t["solo"]["end"] <= t["after"]["start"]  # nothing started beside it meanwhile
+    assert any("Running stage 'solo' (preparing while the running stages finish):" in line
+               for line in lines)
+    assert not list((parallel / "logs" / "repro").glob(".*.alone"))  # the gate is cleaned up
+    assert (parallel / "dvc.lock").read_bytes() == (serial / "dvc.lock").read_bytes()
+    assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
+
+
 def test_a_failed_stage_stops_only_its_dependents(projects, monkeypatch):
     serial, parallel = projects
     monkeypatch.setenv("FAIL", "b")

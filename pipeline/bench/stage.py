@@ -36,6 +36,7 @@ from pipeline.bench.twins import distinct_computations
 from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
+from pipeline.processes import wait_until_alone
 from pipeline.stage_params import Declared
 from pipeline.layout import Layout
 
@@ -193,7 +194,6 @@ def run(params, layout: Layout) -> dict[str, Any]:
     names, twins = distinct_computations(params, layout, names)
     tok = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = bench_prompts(tok, cfg.num_prompts, cfg.input_len)
-    bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
     out_dir = layout.bench
     plan = schedule(names, params.baseline, cfg.rounds, cfg.baseline_every)
     failed = layout.failed_bench
@@ -202,7 +202,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
         with atomic_dirs(out_dir.parent, [out_dir.name]) as dirs:
             try:
                 return _measure_all(params, layout, cfg, names, left_out, twins, prompts,
-                                    bandwidth, plan, dirs[out_dir.name])
+                                    plan, dirs[out_dir.name])
             except BaseException as err:  # the engines' logs stay where a person reads them
                 keep_failed(dirs[out_dir.name], failed, "bench", err)
                 raise
@@ -211,7 +211,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
         raise
 
 
-def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, bandwidth, plan,
+def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, plan,
                  staging) -> dict[str, Any]:
     measurements: list[dict] = []
     logs = staging / "logs"
@@ -225,6 +225,14 @@ def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, b
                 first.setdefault(name, logs / f"{k:02d}-{name}.log")
             shown.status(f"starting up to {together} engines together")
             prestarted = pool.start_together(list(first.items())[:together])
+        # started by `qpipe repro` while the last stages finished (dvc.yaml prepare_beside): the
+        # engines are up; every figure from here on is taken with nothing else running
+        shown.status("waiting for the other stages to finish")
+        waited = wait_until_alone()
+        if waited is not None:
+            log.info("bench: engines ready; measuring alone after waiting %.1f s for the stages "
+                     "that were running", waited)
+        bandwidth = cfg.memory_bandwidth_gbps or memory_bandwidth()
         for k, (r, name) in enumerate(plan):
             log.info("bench %d/%d (round %d): %s", k + 1, len(plan), r + 1, name)
             shown.status(f"round {r + 1}: {name}")
@@ -237,6 +245,9 @@ def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, b
         log.info("bench: %d measurements, %d engine starts", len(plan), pool.starts)
     result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
     result["engines_started_together"] = prestarted  # before the first measurement
+    # seconds the prepared engines waited for the stages beside them (None: started alone); their
+    # startup_seconds then include that contention, no other figure does
+    result["waited_alone_s"] = waited
     write_json(staging / "bench.json", result)
     return result
 

@@ -39,7 +39,7 @@ from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.relay import relay
-from pipeline.processes import affinity
+from pipeline.processes import ALONE_GATE, affinity
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,12 @@ def exclusive(stage) -> bool:
     return bool(isinstance(stage.meta, dict) and stage.meta.get("exclusive"))
 
 
+def prepares_beside(stage) -> bool:
+    """`meta: {exclusive: true, prepare_beside: true}`: the stage may start while the last stages
+    before it finish; it measures only after `pipeline.processes.wait_until_alone` returns."""
+    return exclusive(stage) and bool(stage.meta.get("prepare_beside"))
+
+
 def _lock_keys(path: Path) -> list[str]:
     import yaml
 
@@ -259,6 +265,7 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             running: dict[Future, tuple] = {}
             failed: set = set()
             finished: set = set()
+            gates: dict = {}  # stages started early -> the file that lets them measure
             pool = ThreadPoolExecutor(max(1, jobs))
             cpus = affinity()
             free_shares = (cpu_shares(jobs, cpus) if executor.pins_cpus else None) or []
@@ -276,8 +283,7 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             try:
                 while pending or running:
                     alone = any(exclusive(s) for s, *_ in running.values())
-                    # an exclusive stage waits while another can start: it needs the machine
-                    # drained, and a drain is paid once when it comes last (idle cores otherwise)
+                    # an exclusive stage waits while another can start (one drain, at the end)
                     others = any(not exclusive(s) and all(u in finished for u in upstream[s])
                                  for s in pending)
                     for stage in list(pending):
@@ -295,7 +301,8 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
                             continue
                         if exclusive(stage) and others:
                             continue
-                        if exclusive(stage) and running:
+                        early = prepares_beside(stage) and executor.pins_cpus and bool(running)
+                        if exclusive(stage) and running and not early:
                             alone = True  # it waits for the machine; nothing starts before it
                             break
                         pending.remove(stage)
@@ -326,19 +333,29 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
                         share = free_shares.pop(0) if free_shares and not exclusive(stage) else None
                         if jobs > 1:
                             kw["env"] = side_by_side(kw["env"], share, len(cpus or []))
+                        if early:  # it prepares now and waits at this gate to measure alone
+                            gates[stage] = log_dir / f".{names[stage].replace('@', '-')}.alone"
+                            gates[stage].unlink(missing_ok=True)
+                            kw["env"] = {**kw["env"], ALONE_GATE: str(gates[stage])}
                         cmd = Command(names[stage], _enforce_cmd_list(stage.cmd), kw["cwd"], kw["env"],
                                       log_dir / f"{names[stage].replace('@', '-')}.log", share)
                         echo = echo_for(names[stage])
                         echo(f"Running stage '{names[stage]}'" +
-                             (f" on CPU {','.join(map(str, share))}:" if share else ":"))
+                             (f" on CPU {','.join(map(str, share))}:" if share else
+                              " (preparing while the running stages finish):" if early else ":"))
                         running[pool.submit(executor.run, cmd, echo)] = (stage, t0, cmd.log_path, share)
                         if exclusive(stage):
                             alone = True
+                    if running and all(s in gates for s, *_ in running.values()):
+                        for s, *_ in running.values():  # nothing else runs: it may measure
+                            gates[s].touch()
                     if not running:
                         continue
                     done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                     for fut in done:
                         stage, t0, log_path, share = running.pop(fut)
+                        if stage in gates:
+                            gates.pop(stage).unlink(missing_ok=True)
                         if share is not None:
                             free_shares.append(share)
                             free_shares.sort()

@@ -20,12 +20,11 @@ def test_a_failed_bench_keeps_its_engine_logs_and_no_figures(tmp_path, monkeypat
     monkeypatch.setattr(stage, "served_variants", lambda p: (["baseline", "w8a8_int8_business"], []))
     monkeypatch.setattr(stage, "distinct_computations", lambda p, lay, names: (names, {}))
     monkeypatch.setattr(stage, "bench_prompts", lambda tok, n, k: [[1, 2, 3]] * n)
-    monkeypatch.setattr(stage, "memory_bandwidth", lambda: 10.0)
     monkeypatch.setattr("pipeline.models.load_tokenizer", lambda *a, **k: None)
     layout.bench.mkdir(parents=True)
     (layout.bench / "bench.json").write_text("{}")  # an earlier run's figures
 
-    def dies(params, layout, cfg, names, left_out, twins, prompts, bandwidth, plan, staging):
+    def dies(params, layout, cfg, names, left_out, twins, prompts, plan, staging):
         (staging / "logs").mkdir(parents=True)
         (staging / "logs" / "00-baseline.log").write_text("engine core died: Server disconnected\n")
         raise EngineError("vllm died while serving baseline — see its log")
