@@ -75,13 +75,25 @@ def compute_dtypes(path: Path | str, dtype: str, device: str) -> tuple[str, str]
     return stored, (cpu_compute_dtype(stored) if device == "cpu" else stored)
 
 
-def cast_back(model, stored: str, compute: str) -> None:
-    """Return a model computed in `compute` to the dtype it is saved in (nothing to do when
-    they are the same: the model is not touched)."""
-    if compute != stored:
-        import torch
+# Tensors a quantization scheme keeps in float32 whatever the model's dtype: compressed-tensors'
+# per-tensor global scales (NVFP4's scale of its FP8 block scales, input and weight).
+KEEP_FLOAT32 = ("_global_scale",)
 
-        model.to(getattr(torch, stored))
+
+def cast_back(model, stored: str, compute: str) -> None:
+    """Return a model computed in `compute` to the dtype it is saved in, as if it had been
+    computed in `stored`: the tensors in `compute` go back to `stored`, except those the
+    quantization scheme keeps in float32 (KEEP_FLOAT32); tensors of other dtypes (FP8 scales,
+    integer weights) are untouched. Nothing to do when the dtypes are the same."""
+    if compute == stored:
+        return
+    import torch
+
+    was, to = getattr(torch, compute), getattr(torch, stored)
+    for module in model.modules():
+        for name, t in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
+            if t.dtype == was and not name.endswith(KEEP_FLOAT32):
+                t.data = t.data.to(to)
 
 
 def upcast_record(stored: str, compute: str) -> tuple[dict[str, str], list[str]]:

@@ -143,14 +143,35 @@ def test_variant_artifact(project, quantized, variant):
 
 
 def float_dtypes(directory: Path) -> set[str]:
-    """The floating-point dtypes of a checkpoint's tensors, read from the safetensors headers."""
+    """The floating-point dtypes of a checkpoint's tensors, read from the safetensors headers;
+    compressed-tensors' global scales (float32 by the format, whatever the model's dtype) must be
+    float32 and are left out."""
     found = set()
     for f in directory.glob("*.safetensors"):
         raw = f.read_bytes()
         header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
-        found |= {t["dtype"] for k, t in header.items() if k != "__metadata__"
-                  and t["dtype"] in ("F64", "F32", "F16", "BF16")}
+        tensors = {k: t["dtype"] for k, t in header.items() if k != "__metadata__"}
+        assert {d for k, d in tensors.items() if k.endswith("_global_scale")} <= {"F32"}
+        found |= {d for k, d in tensors.items() if not k.endswith("_global_scale")
+                  and d in ("F64", "F32", "F16", "BF16")}
     return found
+
+
+def test_cast_back_returns_what_was_computed_in_float32_and_keeps_the_formats_own_dtypes():
+    lin = torch.nn.Linear(4, 4)
+    lin.register_parameter("weight_global_scale", torch.nn.Parameter(torch.ones(1), requires_grad=False))
+    lin.register_parameter("weight_scale", torch.nn.Parameter(
+        torch.ones(4, 1).to(torch.float8_e4m3fn), requires_grad=False))
+    lin.register_buffer("input_global_scale", torch.ones(1))
+    lin.register_buffer("zero_point", torch.zeros(4, dtype=torch.int8))
+    model = torch.nn.Sequential(lin)
+    pipeline.models.cast_back(model, "bfloat16", "bfloat16")  # same dtype: untouched
+    assert lin.weight.dtype == torch.float32
+    pipeline.models.cast_back(model, "bfloat16", "float32")
+    assert lin.weight.dtype == lin.bias.dtype == torch.bfloat16
+    assert lin.weight_global_scale.dtype == lin.input_global_scale.dtype == torch.float32
+    assert lin.weight_scale.dtype == torch.float8_e4m3fn and lin.zero_point.dtype == torch.int8
+    assert isinstance(lin.weight, torch.nn.Parameter)
 
 
 @pytest.mark.slow
