@@ -333,12 +333,12 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
                         share = free_shares.pop(0) if free_shares and not exclusive(stage) else None
                         if jobs > 1:
                             kw["env"] = side_by_side(kw["env"], share, len(cpus or []))
+                        log_path = log_dir / f"{names[stage].replace('@', '-')}.log"
                         if early:  # it prepares now and waits at this gate to measure alone
-                            gates[stage] = log_dir / f".{names[stage].replace('@', '-')}.alone"
-                            gates[stage].unlink(missing_ok=True)
+                            gates[stage] = log_path.with_name(f".{log_path.stem}.{os.getpid()}.{t0:.0f}.alone")
+                            log_dir.mkdir(parents=True, exist_ok=True)  # this run's own: no stale gate
                             kw["env"] = {**kw["env"], ALONE_GATE: str(gates[stage])}
-                        cmd = Command(names[stage], _enforce_cmd_list(stage.cmd), kw["cwd"], kw["env"],
-                                      log_dir / f"{names[stage].replace('@', '-')}.log", share)
+                        cmd = Command(names[stage], _enforce_cmd_list(stage.cmd), kw["cwd"], kw["env"], log_path, share)
                         echo = echo_for(names[stage])
                         echo(f"Running stage '{names[stage]}'" +
                              (f" on CPU {','.join(map(str, share))}:" if share else
