@@ -89,17 +89,49 @@ def group_gone(group: int, *, deadline: float) -> bool:
 
 # `qpipe repro --jobs N` starts an exclusive stage marked `meta: {prepare_beside: true}` while the
 # last stages before it finish, with this variable naming a file it creates once nothing else runs
+# and the next one its own process id (a gate nobody will open is not waited on forever)
 ALONE_GATE = "QPIPE_ALONE_GATE"
+GATE_OWNER = "QPIPE_ALONE_GATE_OWNER"
+
+
+class GateOwnerGone(RuntimeError):
+    """The orchestrator that was to say "nothing else runs" is gone (killed): nothing will."""
+
+
+def gate_env(gate: Path) -> dict[str, str]:
+    """What the orchestrator adds to an early-started stage's environment."""
+    return {ALONE_GATE: str(gate), GATE_OWNER: str(os.getpid())}
+
+
+def gated() -> bool:
+    """Whether this stage was started early and must wait before it measures."""
+    return bool(os.environ.get(ALONE_GATE))
 
 
 def wait_until_alone(poll_s: float = 0.2) -> float | None:
     """Where an exclusive stage has prepared (engines started) and is about to measure: returns
     once the orchestrator says nothing else runs, with the seconds waited; None when the stage
-    was not started early (`dvc repro`, or nothing was running): it is alone already."""
+    was not started early (`dvc repro`, or nothing was running): it is alone already. Raises
+    :class:`GateOwnerGone` if the orchestrator dies first (a SIGKILL it could not pass on)."""
     gate = os.environ.get(ALONE_GATE)
     if not gate:
         return None
+    owner = int(os.environ.get(GATE_OWNER) or 0)
     start = time.monotonic()
     while not os.path.exists(gate):
+        if owner and not _alive(owner):
+            raise GateOwnerGone(
+                f"the `qpipe repro` run (pid {owner}) that started this stage early is gone, so "
+                "nothing will say when it runs alone; run `qpipe repro` again")
         time.sleep(poll_s)
     return round(time.monotonic() - start, 2)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, someone else's
+    return True

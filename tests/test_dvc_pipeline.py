@@ -10,6 +10,7 @@ Runs the repository's own `dvc` and `qpipe` (from the venv) in a copy of the pro
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -336,3 +337,42 @@ def test_mlflow_holds_one_run_per_variant_and_track_adds_no_duplicates(pipeline_
     pipeline_run.qpipe("track")
     assert len(client.search_runs([exp.experiment_id], max_results=1000)) == total
     assert latest_execution()[0] == parent
+
+
+def test_no_planted_pii_or_raw_id_reaches_any_output_or_the_mlflow_store(pipeline_run):
+    """Every value the demo generator planted in the logs (names, addresses, e-mails, phones,
+    national ids, cards, IPs, secrets) and every raw record id, searched for in everything the
+    pipeline wrote after the split — data, artifacts' text files, results, reports, handoff
+    bundles, logs, run records — and in everything the real MLflow store holds (its database and
+    its artifact folder), read back after `track` ran."""
+    import pyarrow.parquet as pq
+    from demo.generator import draft, planted_pii
+
+    root = pipeline_run.root
+    demo = yaml.safe_load((root / "params.yaml").read_text())["demo"]
+    planted = {value: kind for i in range(demo["logs"]["conversations"])
+               for kind, value in planted_pii(draft("logs", demo["seed"], i)[0])}
+    assert len(planted) > 1000 and {"PERSON", "EMAIL", "CARD", "SECRET"} <= set(planted.values())
+    raw_log = "".join(p.read_text(encoding="utf-8", errors="replace")
+                      for p in (root / "calibration" / "sources" / "demo").glob("*.jsonl"))
+    assert all(v in raw_log for v in list(planted)[:50])  # the values are the logs' own
+    weights = {".safetensors", ".gguf", ".bin", ".png"}
+    texts, tables = [], 0
+    for top in ("data", "artifacts", "results", "reports", "handoff", "logs", "runs", "mlruns"):
+        for p in sorted((root / top).rglob("*")):
+            if not p.is_file() or p.suffix in weights:
+                continue
+            if p.suffix == ".parquet":
+                texts.append(json.dumps(pq.read_table(p).to_pylist(), ensure_ascii=False))
+                tables += 1
+            else:
+                texts.append(p.read_bytes().decode("utf-8", errors="replace"))
+    texts.append((root / "mlflow.db").read_bytes().decode("utf-8", errors="replace"))
+    held = "\n".join(texts)
+    # the search reaches what matters: the scrubbed eval set and calibration data, MLflow's copies
+    assert tables >= 2 and len(held) > 1_000_000 and "<PERSON_1>" in held
+    assert any((root / "mlruns").rglob("samples.jsonl")), "MLflow's artifact folder holds no samples"
+    leaked = sorted((planted[v], v) for v in planted if v in held)
+    assert leaked == [], f"{len(leaked)} planted PII values left the split: {leaked[:10]}"
+    raw_ids = sorted(set(re.findall(r"\b[rc]-(?:\d{7}|dup\d{5})\b", held)))
+    assert raw_ids == [], f"raw log record ids left the split: {raw_ids[:10]}"

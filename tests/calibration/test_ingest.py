@@ -324,3 +324,35 @@ def test_parquet_native_timestamps_and_row_limit(tmp_path):
     assert item.record.timestamp == datetime(2026, 8, 1, 10, 22, 3, tzinfo=timezone.utc)
     (item,) = Ingestor(max_line_bytes=40).read(path)
     assert item.reason == "line_too_long"
+
+
+def test_excerpts_show_a_rejected_lines_ids_as_pseudonyms(tmp_path):
+    """Kept records leave the split with pseudonymised ids; a rejected line's excerpt must not
+    carry them as they came in either — whether the line parsed (ids known), is broken JSON
+    (ids found by their keys) or a CSV row (ids by their columns)."""
+    def pseudo(value):
+        return "p-" + hashlib.sha256(value.encode()).hexdigest()[:20]
+
+    jsonl = tmp_path / "logs.jsonl"
+    jsonl.write_bytes(b"".join(line + b"\n" for line in (
+        b'{"id": "r-31", "conversation_id": "c-31", "messages": "mail ingrid.larsen@example.com", ',
+        dumps({"id": "r-32", "conversation_id": "c-32", "timestamp": "2026-08-01T10:22:03Z",
+               "scenario": "faq", "messages": []}),
+        dumps({"conversation_id": "c-33", "timestamp": "2026-08-01T10:22:03Z", "messages": []}),
+    )))
+    csv_path = tmp_path / "logs.csv"
+    csv_path.write_bytes(csv_row(COLUMNS) + csv_row(csv_cells(34, messages="not json {"))
+                         + csv_row(csv_cells(35, timestamp="")))
+    for pseudonym in (pseudo, None):
+        rejects = [r for path in (jsonl, csv_path)
+                   for r in Ingestor(pseudonym=pseudonym).read(path) if isinstance(r, Reject)]
+        assert [r.reason for r in rejects] == ["bad_json", "empty_conversation", "missing_field",
+                                               "bad_json", "missing_field"]
+        for reject, ids in zip(rejects, (("r-31", "c-31"), ("r-32", "c-32"), ("c-33",),
+                                         ("r-34", "c-34"), ("r-35", "c-35"))):
+            assert_no_raw_pii(reject)
+            for raw in ids:
+                if pseudonym is None:  # ids kept as they are (split.pii.pseudonymize_ids: false)
+                    assert raw in reject.excerpt, (raw, reject.excerpt)
+                else:
+                    assert raw not in reject.excerpt and pseudo(raw) in reject.excerpt, (raw, reject.excerpt)

@@ -52,6 +52,9 @@ class _CsvFeed:
             return raw.decode("utf-8", errors="replace")
 
 
+_ID_COLUMNS = ("id", "conversation_id")
+
+
 def _csv_object(header: list[str], row: list[str]) -> dict[str, Any]:
     if len(row) > len(header):
         raise _Problem("invalid_value", f"row has {len(row)} cells but the header has {len(header)}")
@@ -104,4 +107,7 @@ def _csv_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
                 obj = _csv_object(header, row or [])
             except _Problem as err:
                 problem = err
+                # a row's ids, for its reject's excerpt to show as pseudonyms (CSV text has no
+                # JSON keys to find them by)
+                obj = {n: c for n, c in zip(header, row or []) if n in _ID_COLUMNS and not feed.too_long}
             yield _Item(feed.line, feed.offset, sha, feed.prefix, obj, problem)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -53,10 +53,13 @@ class Ingestor:
             as ``line_too_long`` without being parsed.
         excerpt_scrubber: scrubs reject excerpts; defaults to every PII kind. A disabled
             scrubber is refused: excerpts are never raw text.
+        pseudonym: maps an id to what it becomes when the record leaves the split; a reject's
+            excerpt shows its ids so (a rejected line's ids never leave as they came in).
     """
 
     def __init__(self, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                 excerpt_scrubber: Scrubber | None = None) -> None:
+                 excerpt_scrubber: Scrubber | None = None,
+                 pseudonym: Callable[[str], str] | None = None) -> None:
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes must be positive, got {max_line_bytes}")
         if excerpt_scrubber is not None and not excerpt_scrubber.enabled:
@@ -64,6 +67,7 @@ class Ingestor:
         self.max_line_bytes = max_line_bytes
         self.stats = IngestStats()
         self._scrubber = excerpt_scrubber or Scrubber(PIIConfig())
+        self._pseudonym = pseudonym
         self._first_seen: dict[bytes, tuple[str, int]] = {}
 
     def read(self, paths: PathsLike) -> Iterator[IngestedRecord | Reject]:
@@ -101,7 +105,8 @@ class Ingestor:
                           # a detail may quote what it is about (a duplicate id, a bad value):
                           # scrubbed like the excerpt
                           detail=self._scrubber.scrub_text(problem.detail),
-                          excerpt=make_excerpt(item.raw, self._scrubber))
+                          excerpt=make_excerpt(item.raw, self._scrubber, pseudonym=self._pseudonym,
+                                               ids=_ids_of(item.obj)))
         return IngestedRecord(record, Origin(file=display, line=item.line, offset=item.offset))
 
     def _check_unique(self, record_id: str, display: str, line: int) -> None:
@@ -111,6 +116,13 @@ class Ingestor:
         if first != (display, line):
             raise _Problem("duplicate_id", f"id already used by the record at {first[0]}:{first[1]}; "
                            "ids must be unique across all sources")
+
+
+def _ids_of(obj: object) -> list[str]:
+    """The id values of a row that parsed (any format: a CSV row has no JSON text to find them in)."""
+    if not isinstance(obj, dict):
+        return []
+    return [v for k in ("id", "conversation_id") if isinstance(v := obj.get(k), str)]
 
 
 def iter_records(paths: PathsLike, *,

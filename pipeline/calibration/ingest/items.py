@@ -19,7 +19,7 @@ class _Item(NamedTuple):
     offset: int | None
     sha256: str
     raw: bytes  # for the excerpt only (a prefix)
-    obj: dict[str, Any] | None
+    obj: dict[str, Any] | None  # with a problem: at most the ids the row was read with
     problem: _Problem | None
 
 
