@@ -70,13 +70,19 @@ def group_members(group: int) -> list[int]:
             return []
     alive = []
     for stat in proc.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone while listing
-        if fields[0] not in ("Z", "X") and int(fields[2]) == group:  # state, pgrp
+        state = _proc_state(stat)
+        if state is not None and state[0] not in ("Z", "X") and state[1] == group:
             alive.append(int(stat.parent.name))
     return alive
+
+
+def _proc_state(stat: Path) -> tuple[str, int] | None:
+    """A process's state letter and process group from its /proc stat file (None: gone)."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[2])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def group_gone(group: int, *, deadline: float) -> bool:
@@ -113,9 +119,9 @@ def wait_until_alone(poll_s: float = 0.2) -> float | None:
     once the orchestrator says nothing else runs, with the seconds waited; None when the stage
     was not started early (`dvc repro`, or nothing was running): it is alone already. Raises
     :class:`GateOwnerGone` if the orchestrator dies first (a SIGKILL it could not pass on)."""
-    gate = os.environ.get(ALONE_GATE)
-    if not gate:
+    if not gated():
         return None
+    gate = os.environ[ALONE_GATE]
     owner = int(os.environ.get(GATE_OWNER) or 0)
     start = time.monotonic()
     while not os.path.exists(gate):
@@ -128,7 +134,12 @@ def wait_until_alone(poll_s: float = 0.2) -> float | None:
 
 
 def _alive(pid: int) -> bool:
-    try:
+    """Running: a zombie (killed, not yet reaped by its parent) counts as gone."""
+    stat = Path("/proc") / str(pid) / "stat"
+    if Path("/proc/self/stat").is_file():
+        state = _proc_state(stat)
+        return state is not None and state[0] not in ("Z", "X")
+    try:  # elsewhere: alive while a signal reaches it
         os.kill(pid, 0)
     except ProcessLookupError:
         return False

@@ -221,6 +221,15 @@ def test_a_stage_waiting_at_its_gate_stops_when_the_orchestrator_is_gone(tmp_pat
     monkeypatch.setenv(GATE_OWNER, str(gone.pid))
     with pytest.raises(GateOwnerGone, match=f"pid {gone.pid}"):
         wait_until_alone(0.02)
+    # killed but not yet reaped by its parent (a zombie): gone as well
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    monkeypatch.setenv(GATE_OWNER, str(killed.pid))
+    try:
+        with pytest.raises(GateOwnerGone, match=f"pid {killed.pid}"):
+            wait_until_alone(0.02)
+    finally:
+        killed.wait()
     # the orchestrator alive (this process): it waits until the gate opens
     monkeypatch.setenv(GATE_OWNER, gate_env(gate)[GATE_OWNER])
     threading.Timer(0.3, gate.touch).start()

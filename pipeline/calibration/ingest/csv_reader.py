@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pipeline.calibration.ingest.excerpts import _EXCERPT_WINDOW
-from pipeline.calibration.ingest.items import _JSON_COLUMNS, _Item, _parse_json
+from pipeline.calibration.ingest.items import _JSON_COLUMNS, ID_FIELDS, _Item, _parse_json
 from pipeline.calibration.ingest.lines import _Hasher, _LineReader
 from pipeline.calibration.ingest.rejects import IngestError, _Problem, _too_long
 
@@ -50,9 +50,6 @@ class _CsvFeed:
         except UnicodeDecodeError:
             self.bad_encoding = True
             return raw.decode("utf-8", errors="replace")
-
-
-_ID_COLUMNS = ("id", "conversation_id")
 
 
 def _csv_object(header: list[str], row: list[str]) -> dict[str, Any]:
@@ -109,5 +106,5 @@ def _csv_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
                 problem = err
                 # a row's ids, for its reject's excerpt to show as pseudonyms (CSV text has no
                 # JSON keys to find them by)
-                obj = {n: c for n, c in zip(header, row or []) if n in _ID_COLUMNS and not feed.too_long}
+                obj = {n: c for n, c in zip(header, row or []) if n in ID_FIELDS and not feed.too_long}
             yield _Item(feed.line, feed.offset, sha, feed.prefix, obj, problem)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from pipeline.calibration.ingest.items import ID_FIELDS
 from pipeline.calibration.ingest.rejects import EXCERPT_CHARS
 from pipeline.calibration.pii import PlaceholderMap, Scrubber
 
@@ -18,7 +19,7 @@ _JSON_ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|[nrt\"\\/bf])")
 _SIMPLE_ESCAPES = {"n": " ", "r": " ", "t": " ", '"': '"', "\\": "\\", "/": "/", "b": " ", "f": " "}
 # the record's ids as JSON writes them (a JSONL line, a Parquet row as JSON), found in lines that
 # do not parse; a row that parsed has its id values named exactly
-_ID_FIELD_RE = re.compile(r'("(?:id|conversation_id)"\s*:\s*")([^"\\]{1,512})(?=")')
+_ID_FIELD_RE = re.compile(rf'("(?:{"|".join(ID_FIELDS)})"\s*:\s*")([^"\\]{{1,512}})(?=")')
 _ID_MARK = "\u27e6id{}\u27e7"  # ⟦id0⟧: a token no scrubber pattern touches
 
 

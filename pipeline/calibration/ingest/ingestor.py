@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.calibration.ingest.discovery import PathsLike, discover_files
 from pipeline.calibration.ingest.excerpts import make_excerpt
-from pipeline.calibration.ingest.items import _Item
+from pipeline.calibration.ingest.items import ID_FIELDS, _Item
 from pipeline.calibration.ingest.readers import _READERS, SUFFIXES
 from pipeline.calibration.ingest.rejects import FileStats, IngestError, IngestStats, Reject, _Problem
 from pipeline.calibration.ingest.validation import _validate_object
@@ -122,7 +122,7 @@ def _ids_of(obj: object) -> list[str]:
     """The id values of a row that parsed (any format: a CSV row has no JSON text to find them in)."""
     if not isinstance(obj, dict):
         return []
-    return [v for k in ("id", "conversation_id") if isinstance(v := obj.get(k), str)]
+    return [v for k in ID_FIELDS if isinstance(v := obj.get(k), str)]
 
 
 def iter_records(paths: PathsLike, *,

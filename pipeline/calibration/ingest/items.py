@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from pipeline.calibration.ingest.rejects import _Problem
 
 _JSON_COLUMNS = ("messages", "rubric", "tools")
+ID_FIELDS = ("id", "conversation_id")  # what leaves the split pseudonymised, excerpts included
 
 
 class _Item(NamedTuple):
