@@ -14,11 +14,15 @@ Per variant, in one process, with the engine held fixed (transformers, float32, 
 - the paired change in the gold reference's log-likelihood per token, with its bootstrap interval.
 
 "Caught" means the criterion does not pass (fail or inconclusive: both block handoff). The
-mean-KL criterion is judged at each profile's `max_kld_mean`; a null variant must pass it.
+mean-KL criterion is judged against the limit derived for this model from its gate calibration
+(`--calibration`, the gate_calibration stage's output) for each profile's accuracy margin; a null
+variant must pass it. Without a calibration the KL is reported, not judged.
 
     python benchmarks/planted_regression.py --scales 0.02 0.05 0.1 --seeds 1      # calibrate
     python benchmarks/planted_regression.py --scales 0 0.005 0.08 --seeds 8 --json out.json
     python benchmarks/planted_regression.py --device cuda ...                     # on a GPU
+    python benchmarks/planted_regression.py --model ~/.cache/qpipe/models/smollm2-135m-instruct \
+        --calibration results/gate-calibration/calibration.json ...              # another model
 """
 
 from __future__ import annotations
@@ -35,60 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def load(device: str):
+def load(device: str, path: Path):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = ROOT / "models" / "demo"
     tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
     return tok, model.to(device).eval()
-
-
-def perturbed(model, scale: float, seed: int):
-    """A copy of `model` with noise of `scale` × each Linear weight's std added to it."""
-    import copy
-
-    import torch
-
-    out = copy.deepcopy(model)
-    if scale == 0:
-        return out
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    with torch.no_grad():
-        for name, mod in out.named_modules():
-            if isinstance(mod, torch.nn.Linear) and "lm_head" not in name:
-                w = mod.weight
-                noise = torch.randn(w.shape, generator=g).to(w.device)
-                w.add_(noise * w.float().std() * scale)
-    return out
-
-
-def generate(model, tok, prompts: list[list[int]], max_tokens: int, batch: int) -> list[list[int]]:
-    """Greedy outputs, batched with left padding (the same batches for every variant)."""
-    import torch
-
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    out: list[list[int]] = [[] for _ in prompts]
-    dev = next(model.parameters()).device
-    for s in range(0, len(order), batch):
-        idx = order[s:s + batch]
-        width = max(len(prompts[i]) for i in idx)
-        ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, i in enumerate(idx):
-            ids[r, width - len(prompts[i]):] = torch.tensor(prompts[i])
-            mask[r, width - len(prompts[i]):] = 1
-        with torch.no_grad():
-            gen = model.generate(ids.to(dev), attention_mask=mask.to(dev), max_new_tokens=max_tokens,
-                                 do_sample=False, pad_token_id=pad)
-        for r, i in enumerate(idx):
-            new = gen[r, width:].tolist()
-            if tok.eos_token_id in new:
-                new = new[:new.index(tok.eos_token_id) + 1]
-            out[i] = new
-    return out
 
 
 def forced(base, variant, seqs: list[tuple[list[int], list[int]]], batch: int):
@@ -135,6 +92,12 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=None, help="default: params evaluate.max_tokens")
     ap.add_argument("--evalset", default=str(ROOT / "data" / "evalset"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--model", type=Path, default=ROOT / "models" / "demo",
+                    help="a Hugging Face checkpoint folder (e.g. the real one setup-real-model.sh makes)")
+    ap.add_argument("--calibration", type=Path, default=None,
+                    help="a gate calibration of this model (results/gate-calibration/calibration.json): "
+                         "the mean KL is judged against its derived limit per profile; without it the "
+                         "KL is reported, not judged (built-in profiles state no KL constant)")
     args = ap.parse_args()
 
     import torch
@@ -144,6 +107,8 @@ def main() -> None:
     from pipeline.evaluate.harness import load_evalset, render
     from pipeline.evaluate.scorers import score
     from pipeline.compare.gates import PROFILES
+    from pipeline.evaluate.gate_calibration import generate, perturbed
+    from pipeline.stats.gate_limits import derive_limit, judge
 
     torch.manual_seed(0)
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -152,7 +117,16 @@ def main() -> None:
         import yaml
 
         max_tokens = yaml.safe_load((ROOT / "params.yaml").read_text())["evaluate"]["max_tokens"]
-    tok, base = load(args.device)
+    tok, base = load(args.device, args.model)
+    limits = {}
+    if args.calibration:
+        cal = json.loads(args.calibration.read_text())
+        for prof, t in PROFILES.items():
+            limits[prof] = derive_limit(cal["base_correct"], [{"correct": st["correct"], "signal": st["kld"]}
+                                                              for st in cal["steps"]],
+                                        margin=t.max_drop_overall, n_boot=1000)
+            lim = limits[prof]
+            print(f"{prof}: derived KL limit {lim['limit']} 95% CI {lim['limit_ci']} ({lim['status']})")
     items = load_evalset(Path(args.evalset), limit=args.limit).items
     prompts = render(tok, items)
     refs = [tok.encode(i.reference, add_special_tokens=False) if i.reference else [] for i in items]
@@ -181,11 +155,9 @@ def main() -> None:
                      **({"ref_loglik_delta": (g["ll_var"] - g["ll_base"]) / g["tokens"]} if g else {})}
                     for a, g in zip(along, gold)]
             sig = summarize(rows, n_boot=2000, seed=seed)
-            kld_verdicts = {}
-            for prof, t in PROFILES.items():
-                klo, khi = sig["kld_item_mean_ci"]
-                kld_verdicts[prof] = ("pass" if khi <= t.max_kld_mean else
-                                      "fail" if klo > t.max_kld_mean else "inconclusive")
+            kld_verdicts = {prof: judge(sig["kld_item_mean_ci"], lim) if lim["status"] == "gating"
+                            else "diagnostic" for prof, lim in limits.items()} or \
+                {prof: "diagnostic" for prof in PROFILES}
             r = {"scale": scale, "seed": seed, "accuracy": round(float(acc.mean()), 5),
                  "delta": round(float(acc.mean() - base_acc.mean()), 5), "lost": lost, "gained": gained,
                  "delta_ci": [round(lo, 5), round(hi, 5)], "kld_item_mean": sig["kld_item_mean"],
@@ -210,13 +182,14 @@ def main() -> None:
                f"accuracy CI excludes 0: {sum(r['delta_ci'][1] < 0 for r in rs)}/{len(rs)}, " \
                f"Δref-ll CI below 0: {sum(r['ref_loglik_delta_ci'][1] < 0 for r in rs)}/{len(rs)}; KL blocks"
         for prof in PROFILES:
-            blocked = sum(r["kld_verdict"][prof] != "pass" for r in rs)
+            blocked = sum(r["kld_verdict"][prof] not in ("pass", "diagnostic") for r in rs)
             failed = sum(r["kld_verdict"][prof] == "fail" for r in rs)
             line += f" {prof} {blocked}/{len(rs)} ({failed})"
         print(line)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"baseline_accuracy": float(base_acc.mean()), "n": len(items),
+        args.json.write_text(json.dumps({"model": str(args.model), "kl_limits": limits,
+                                         "baseline_accuracy": float(base_acc.mean()), "n": len(items),
                                          "max_tokens": max_tokens, "device": args.device,
                                          "variants": results}, indent=1) + "\n")
 

@@ -284,11 +284,9 @@ def compare(params: Path = ParamsOpt,
 @app.command()
 def divergence(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
                params: Path = ParamsOpt) -> None:
-    """Token-level KL divergence and top-1 agreement along the baseline's greedy outputs, and the
-    change in the gold reference's log-likelihood, per sample and per slice (teacher-forced, exact
-    in the transformers reference) → results/divergence/<variant>/."""
+    """Token KL and top-1 agreement along the baseline's outputs, the gold answers' log-likelihood
+    change, per sample and slice (teacher-forced, exact) → results/divergence/<variant>/."""
     from pipeline.evaluate.divergence import PARAMS, run, summary_line
-
     typer.echo(summary_line(variant, _stage(run, params, declared=PARAMS, variant=variant)))
 
 
@@ -296,8 +294,15 @@ def divergence(variant: str = typer.Argument(..., help="Variant name from params
 def divergence_reference(params: Path = ParamsOpt) -> None:
     """The reference's teacher-forced passes, once for every divergence@<variant> → results/divergence-reference/."""
     from pipeline.evaluate.reference_passes import PARAMS, run
-
     typer.echo(_stage(run, params, declared=PARAMS))
+
+
+@app.command("gate-calibration")
+def gate_calibration(params: Path = ParamsOpt) -> None:
+    """Noise perturbations of the reference weights, each step's accuracy drop and signals: this
+    model's KL and agreement limits (compare) → results/gate-calibration/."""
+    from pipeline.evaluate.gate_calibration import PARAMS, run, summary_line
+    typer.echo(summary_line(_stage(run, params, declared=PARAMS)))
 
 
 @app.command()
@@ -321,7 +326,6 @@ def report(params: Path = ParamsOpt) -> None:
     change of gate profile or utility weights; no re-evaluation)."""
     from pipeline.compare.summary import summary_lines
     from pipeline.compare.stage import PARAMS, report_only
-
     _echo(summary_lines(_stage(report_only, params, declared=PARAMS)))
 
 
@@ -350,7 +354,6 @@ def handoff(params: Path = ParamsOpt) -> None:
     """Bundle every variant whose gates passed into handoff/<variant>/ (model, model card,
     comparison, manifest + SHA256SUMS); handoff/index.json lists what was left out and why."""
     from pipeline.handoff.stage import PARAMS, run, summary_lines
-
     _echo(summary_lines(_stage(run, params, declared=PARAMS)))
 
 
@@ -364,7 +367,6 @@ def approve(variant: str = typer.Argument(..., help="A variant of the comparison
     """Sign a variant off: only if its gates passed (or --override --reason), register its bundle
     in the MLflow Model Registry with the alias `approved`, record it in approvals/<variant>.json."""
     from pipeline.handoff.stage import approval_line, approve as run
-
     typer.echo(approval_line(_stage(run, params, variant, declared=None, by=by, note=note, override=override,
                                     reason=reason)))
 
@@ -376,7 +378,6 @@ def track(params: Path = ParamsOpt,
     """Log every variant's evaluation (and failed ones, as FAILED) to MLflow, idempotently; if the
     server is down, results stay on disk and are marked for the next call."""
     from pipeline.tracking.log import PARAMS, run, summary_line
-
     r = _stage(run, params, declared=PARAMS, tracking_uri=tracking_uri)
     if r.get("pending"):
         console.print(f"[yellow]{summary_line(r)}[/yellow]")
@@ -388,7 +389,6 @@ def track(params: Path = ParamsOpt,
 def ui(params: Path = ParamsOpt, port: int = typer.Option(5000, help="Port on 127.0.0.1.")) -> None:
     """Open the MLflow UI on the project's tracking store."""
     from pipeline.tracking.ui import serve_ui
-
     raise typer.Exit(_stage(serve_ui, params, port, declared=None, check_files=False, ready=_say))
 
 

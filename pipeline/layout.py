@@ -97,6 +97,11 @@ class Layout:
         return self.logs / f"serve-{variant}.log"
 
     @property
+    def gate_calibration(self) -> Path:
+        """The perturbation ladder `compare` derives this model's signal limits from."""
+        return self.results / "gate-calibration"
+
+    @property
     def divergence_logs(self) -> Path:
         return self.logs / "divergence"
 

@@ -5,11 +5,10 @@ every variant), the median over rounds, and paired tests of per-request latency.
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 import numpy as np
 
-from pipeline.stats.paired import latency_test
+from pipeline.stats.paired import hodges_lehmann_interval, latency_test, paired_latency  # noqa: F401
 
 
 def _neighbours(measurements: list[dict], j: int, baseline: str) -> list[dict]:
@@ -83,6 +82,9 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
                      "ttft_tpot_pairs_left_out": acc.get("burst", 0),  # a side came in one burst
                      "latency_vs_baseline": latency_test(acc["e2e_base"], acc["e2e"]),
                      "latency_paired": paired_latency(acc["log_ratios"]),
+                     # per request, in schedule order: compare pairs them with another
+                     # variant's (its engine's own reference) request by request
+                     "log_latency_ratios": [round(x, 6) for x in acc["log_ratios"]],
                      "roofline_fraction": roof}
     base_tpot = [stream1(m, "tpot_p50") for m in measurements
                  if m["variant"] == baseline and stream1(m, "tpot_p50")]
@@ -103,41 +105,3 @@ def _log_ratios(variant: list[float], bases: list[list[float]]) -> list[float]:
         return []
     return [float(np.log(v) - np.mean([np.log(b[i]) for b in bases]))
             for i, v in enumerate(variant) if v > 0 and all(b[i] > 0 for b in bases)]
-
-
-def hodges_lehmann_interval(x: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """The Hodges–Lehmann estimate of a paired shift (the median of the Walsh averages) and the
-    distribution-free interval that inverts the Wilcoxon signed-rank test (normal approximation
-    of the signed-rank statistic's quantile, exact order statistics of the Walsh averages)."""
-    from scipy import stats as st
-
-    a = np.asarray(x, float)
-    n = len(a)
-    walsh = np.sort((a[:, None] + a[None, :])[np.triu_indices(n)] / 2)
-    m = len(walsh)
-    z = st.norm.ppf(0.5 + confidence / 2)
-    k = int(np.floor(m / 2 - z * np.sqrt(n * (n + 1) * (2 * n + 1) / 24)))
-    k = min(max(k, 0), (m - 1) // 2)
-    return float(np.median(walsh)), float(walsh[k]), float(walsh[m - 1 - k])
-
-
-def paired_latency(log_ratios: list[float], confidence: float = 0.95) -> dict[str, Any]:
-    """Wilcoxon signed-rank test of per-request log latency ratios against the bracketing
-    baseline runs (paired by request), with the median ratio, the Hodges–Lehmann latency ratio
-    and its interval, and the speed-up interval it implies (1 / latency ratio: the gain gate
-    reads this, not a point estimate)."""
-    from scipy import stats as st
-
-    n = len(log_ratios)
-    if n < 6 or not any(log_ratios):
-        return {"n": n, "median_ratio": round(float(np.exp(np.median(log_ratios))), 4) if n else None,
-                "p_value": None, "speedup_ci": None}
-    r = st.wilcoxon(log_ratios)
-    hl, lo, hi = hodges_lehmann_interval(log_ratios, confidence)
-    return {"n": n, "median_ratio": round(float(np.exp(np.median(log_ratios))), 4),
-            "test": "wilcoxon signed-rank on per-request log ratios", "p_value": float(f"{r.pvalue:.6g}"),
-            "ratio_hl": round(float(np.exp(hl)), 4),
-            "ratio_ci": [round(float(np.exp(lo)), 4), round(float(np.exp(hi)), 4)],
-            "speedup": round(float(np.exp(-hl)), 4),
-            "speedup_ci": [round(float(np.exp(-hi)), 4), round(float(np.exp(-lo)), 4)],
-            "confidence": confidence}

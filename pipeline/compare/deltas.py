@@ -123,6 +123,49 @@ def disagreement(base: list[dict], other: list[dict]) -> dict[str, Any]:
             "results_changed_share": round(flipped / n, 4) if n else None}
 
 
+def flips(accuracy: dict[str, Any], slices: dict[str, dict]) -> dict[str, Any]:
+    """Items whose task result switched, each way, overall and per slice: an unchanged accuracy
+    can hide many of them ("Accuracy is Not All You Need", arXiv 2407.09141)."""
+    def one(s: dict) -> dict[str, int]:
+        return {"n": s["n"], "correct_to_incorrect": s["lost"], "incorrect_to_correct": s["gained"]}
+
+    return {"overall": one(accuracy), "slices": {k: one(s) for k, s in slices.items()}}
+
+
+# MLPerf Inference's output-length rule for quantized submissions: tokens per sample within
+# 90–110% of the reference's (reported here; a variant outside it says so).
+LENGTH_BAND = (0.9, 1.1)
+
+
+def output_length(base: list[dict], other: list[dict], *, alpha: float, seed: int,
+                  n_boot: int = 1000) -> dict[str, Any]:
+    """The variant's output tokens over the reference's on the same items (ratio of sums), with a
+    paired bootstrap interval over items, overall and per slice."""
+    o = {r["id"]: r for r in other}
+    pairs = [(r, o[r["id"]]) for r in base if r["id"] in o]
+    rng = np.random.default_rng(seed)
+
+    def ratio(rows: list[tuple[dict, dict]]) -> dict[str, Any]:
+        b = np.array([a.get("output_tokens") or 0 for a, _ in rows], float)
+        v = np.array([c.get("output_tokens") or 0 for _, c in rows], float)
+        if not rows or b.sum() == 0:
+            return {"n": len(rows), "ratio": None}
+        idx = rng.integers(0, len(rows), (n_boot, len(rows)))
+        boot = v[idx].sum(1) / np.maximum(b[idx].sum(1), 1e-12)
+        lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+        r = float(v.sum() / b.sum())
+        return {"n": len(rows), "ratio": round(r, 4), "ci": [round(float(lo), 4), round(float(hi), 4)],
+                "mean_tokens": round(float(v.mean()), 2), "reference_mean_tokens": round(float(b.mean()), 2),
+                "within_band": LENGTH_BAND[0] <= r <= LENGTH_BAND[1]}
+
+    keys = sorted({f"{k}={v}" for a, _ in pairs for k, v in a["slices"].items()})
+    per = {}
+    for key in keys:
+        k, v = key.split("=", 1)
+        per[key] = ratio([p for p in pairs if p[0]["slices"].get(k) == v])
+    return {"band": list(LENGTH_BAND), "overall": ratio(pairs), "slices": per}
+
+
 def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cfg, *,
                     reference: str | None = None, with_power: bool = True) -> dict:
     """One variant against its reference, sample by sample. with_power=False leaves out each
@@ -145,12 +188,14 @@ def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cf
         speed["note"] = "not comparable: " + (
             (m["speed"].get("note") if not m["speed"]["serving_engine"] else None)
             or "a reference engine measures itself, not serving speed")
+    accuracy = _paired(base_r, r, ids, cfg, with_power=with_power)
     return {"variant": m["variant"], "served": True, "engine": m["engine"],
             "reference": reference or base_m["variant"],
             "size_bytes": m.get("size_bytes"),
             "compression": round(base_m["size_bytes"] / m["size_bytes"], 3)
             if m.get("size_bytes") and base_m.get("size_bytes") else None,
-            "accuracy": _paired(base_r, r, ids, cfg, with_power=with_power), "slices": slices,
+            "accuracy": accuracy, "slices": slices, "flips": flips(accuracy, slices),
+            "output_length": output_length(base_r, r, alpha=cfg.alpha, seed=cfg.seed),
             "significant_drops": drops,
             "underpowered_slices": sorted(k for k, s in slices.items() if s["underpowered"]),
             "json": json_validity(base_r, r, cfg.alpha),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.compare.gates import matched_speed
+
 
 def _pts(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:+.1f}"
@@ -21,13 +23,17 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
     size = f"{v['size_bytes'] / 2**20:.2f} MB (×{v['compression']})" if v.get("size_bytes") else "—"
     drops = ", ".join(f"{k} {_pts(v['slices'][k]['delta'])}" for k in v["significant_drops"][:3])
     b = bench.get(name, {}) if sp["serving_engine"] else {}
-    ratio = b.get("output_tps_ratio")
-    speed = (f"×{ratio}" if ratio else "—") + ("" if sp["serving_engine"] else " (reference engine)")
-    if b.get("tpot_p50_ratio"):
+    m = matched_speed(v, bench)
+    ratio, ci = m.get("output_tps_ratio"), m.get("speedup_ci")
+    speed = (f"×{ratio} vs `{m['against']}`" if ratio else "—") + \
+        ("" if sp["serving_engine"] else " (reference engine)")
+    if ci:
+        speed += f"; paired speed-up 95% CI [{ci[0]}, {ci[1]}]"
+    cross = m.get("cross_engine") or {}
+    if cross.get("output_tps_ratio"):
+        speed += f" (across engines, vs the bench baseline: ×{cross['output_tps_ratio']}, not judged)"
+    elif b.get("tpot_p50_ratio"):
         speed += f" (TTFT ×{b.get('ttft_p50_ratio')}, TPOT ×{b['tpot_p50_ratio']})"
-    lp = b.get("latency_paired") or {}
-    if lp.get("p_value") is not None:
-        speed += f"; latency ×{lp['median_ratio']} paired by request (Wilcoxon p={lp['p_value']:.2g}, n={lp['n']})"
     c, dv = d["consistency"], d["variant"]
     det = (f"same output {c['exact_match_rate']:.1%}, same result {c['task_agreement']:.1%}, "
            f"JSON valid {_share(dv.get('json_validity'))}, repetition {_share(dv.get('repetition_rate'))}")
@@ -80,15 +86,17 @@ def render(comparison: dict[str, Any]) -> str:
            f"question — PASS when the interval's lower bound is above −margin, FAIL when its upper "
            f"bound is below it, INCONCLUSIVE in between (with the items that would settle it).", "",
            "| variant | engine | size | accuracy (Δ, 95% CI, p) vs reference | significant slice drops (BH) | "
-           "detectors | speed vs baseline (bench, side by side) | TTFT p50 / p99, TPOT p50 / p99 (ms, "
+           "detectors | speed vs its own engine's reference (bench, side by side) | "
+           "TTFT p50 / p99, TPOT p50 / p99 (ms, "
            "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]
     out += [_row(n, v, bench) for n, v in comparison["variants"].items()]
     out += _bench_node(comparison)
     out += (_noise(comparison) + _engines(comparison) + _divergence(comparison)
-            + _verdicts(comparison))
+            + limits_section(comparison) + flips_section(comparison) + _verdicts(comparison))
     out += _calibration(comparison) + _pareto(comparison) + _power(comparison)
     out += ["", "## Plots", "", "![accuracy vs speed](tradeoff.png)", "",
+            "![signal vs accuracy drop: this model's gate calibration](gate_limits.png)", "",
             "![per-slice accuracy change](slices.png)", ""]
     return "\n".join(out)
 
@@ -115,6 +123,58 @@ def _calibration(comparison: dict[str, Any]) -> list[str]:
         out.append(f"- `{skipped['pair']}`: not compared — {skipped['reason']}")
     if not effects and not comparison.get("calibration_effect_skipped"):
         out.append("No pair of variants differs only in calibration data.")
+    return out
+
+
+def limits_section(comparison: dict[str, Any]) -> list[str]:
+    """This model's signal limits (the gate calibration) for the profile's margin, or why none."""
+    lim = comparison.get("gate_limits") or {}
+    out = ["", "## This model's signal limits (gate calibration)", ""]
+    if not lim.get("calibrated"):
+        return out + [f"Token KL and task agreement are reported, not gated: {lim.get('why', 'no gate calibration')}."]
+    out += [f"The reference's weights perturbed by noise of growing strength ({lim['method']}); on "
+            f"{lim['items']} items (reference accuracy {lim['reference_accuracy']:.3f}) each step's "
+            f"accuracy drop against the signal. The limit is where the monotone fit reaches the "
+            f"profile's margin ({100 * lim['margin']:.1f} pts), with a 95% item-bootstrap interval; a "
+            "variant passes below the interval and fails above it.", "",
+            "| step | noise × std | accuracy drop (pts) | mean KL (item mean) | top-1 agreement "
+            "| task results changed |",
+            "|---|---|---|---|---|---|"]
+    for k, st in enumerate(lim["ladder"], 1):
+        out.append(f"| {k} | {st['scale']:g} | {100 * st['drop']:+.1f} ({st['lost']} lost, {st['gained']} "
+                   f"gained) | {st['kld_item_mean']:.4g} | {_share(st['top1_agreement'])} | "
+                   f"{_share(st['task_disagreement'])} |")
+    out += ["", "| signal | limit | 95% CI | status |", "|---|---|---|---|"]
+    for sig in lim["signals"].values():
+        ci = sig["limit_ci"]
+        status = "gates" if sig["status"] == "gating" else f"diagnostic — {sig['why']}"
+        out.append(f"| {sig['what']} | {_num(sig['limit'])} | [{_num(ci[0])}, {_num(ci[1])}] | {status} |")
+    if lim.get("note"):
+        out += ["", lim["note"]]
+    return out
+
+
+def _num(x: float | None) -> str:
+    return "∞" if x is None else f"{x:.4g}"
+
+
+def flips_section(comparison: dict[str, Any]) -> list[str]:
+    """Items switching correct ↔ incorrect each way, and output length against the reference
+    (MLPerf's 90–110% band), per variant; slices outside the band named."""
+    rows = [(n, v) for n, v in comparison["variants"].items() if v.get("flips")]
+    if not rows:
+        return []
+    out = ["", "## Flips and output length against the reference", "",
+           "| variant | correct → incorrect | incorrect → correct | output tokens vs reference [95% CI] "
+           "| slices outside 90–110% |", "|---|---|---|---|---|"]
+    for name, v in rows:
+        f, ol = v["flips"]["overall"], (v.get("output_length") or {}).get("overall") or {}
+        outside = [k for k, s in (v.get("output_length") or {}).get("slices", {}).items()
+                   if s.get("ratio") is not None and not s["within_band"]]
+        ratio = ("—" if ol.get("ratio") is None else
+                 f"×{ol['ratio']} [{ol['ci'][0]}, {ol['ci'][1]}]" + ("" if ol["within_band"] else " (outside)"))
+        out.append(f"| {name} | {f['correct_to_incorrect']} of {f['n']} | {f['incorrect_to_correct']} | "
+                   f"{ratio} | {', '.join(outside[:4]) or 'none'} |")
     return out
 
 

@@ -73,6 +73,21 @@ def agreement_items(discordance: float, limit: float, *, alpha: float, target: f
     return hi
 
 
+def allowed_disagreement(layout, comparison: dict | None, t, cfg) -> tuple[float | None, str]:
+    """The largest share of changed task results a profile allows: its own constant, else the
+    lower end of this model's derived limit for its overall margin (the gate calibration), else
+    none (task agreement is then a diagnostic, not a criterion)."""
+    if t.min_task_agreement is not None:
+        return 1 - t.min_task_agreement, "the profile's constant"
+    from pipeline.compare.limits import derive, gating
+
+    lim = gating(derive(layout, comparison, t.max_drop_overall, alpha=cfg.alpha, n_boot=400,
+                        seed=cfg.seed), "task_disagreement")
+    if lim is None:
+        return None, "not gated for this model (no pinned limit from the gate calibration)"
+    return lim["limit_ci"][0], "this model's limit from the gate calibration"
+
+
 def assumed_discordance(params, layout, given: float | None,
                         comparison: dict | None = None) -> tuple[float, str]:
     if given is not None:
@@ -112,8 +127,8 @@ def plan(params, layout, *, discordance: float | None = None,
             groups.setdefault(f"{k}={v}", []).append(r)
     flip = max(disc / 2, 1e-9)
     # The variant passes only when EVERY critical criterion does: overall, each critical slice
-    # and task agreement. Each gets an equal share of the allowed failure rate (a union bound),
-    # so that all of them together pass with at least plan_null_pass.
+    # and (where it gates) task agreement. Each gets an equal share of the allowed failure rate
+    # (a union bound), so that all of them together pass with at least plan_null_pass.
     k = 2 + len(gates.critical_slices)
     target = 1 - (1 - cfg.plan_null_pass) / k
     rows = {}
@@ -142,12 +157,14 @@ def plan(params, layout, *, discordance: float | None = None,
         short = [f"{k}: {r['n']} items, needs {r['items_needed'][p] or 'more than 1,000,000'}"
                  for k, r in rows.items() if p in r["items_needed"]
                  and (r["items_needed"][p] is None or r["items_needed"][p] > r["n"])]
-        agree = agreement_items(disc, 1 - t.min_task_agreement, alpha=cfg.alpha, target=target)
-        if agree is None or agree > len(items):
+        allowed, source_of = allowed_disagreement(layout, comparison, t, cfg)
+        agree = None if allowed is None else agreement_items(disc, allowed, alpha=cfg.alpha, target=target)
+        if allowed is not None and (agree is None or agree > len(items)):
             short.append(f"task agreement: a variant changing {100 * disc:.1f}% of task results "
                          + ("can never show at most " if agree is None else f"needs {agree} items to "
-                            "show at most ") + f"{100 * (1 - t.min_task_agreement):.1f}%")
-        support[p] = {"supported": not short, "short": short, "task_agreement_items": agree}
+                            "show at most ") + f"{100 * allowed:.1f}% ({source_of})")
+        support[p] = {"supported": not short, "short": short, "task_agreement_items": agree,
+                      "task_disagreement_limit": allowed, "task_disagreement_limit_from": source_of}
     return {"schema": "qpipe.plan/v1", "source": source, "n": len(items),
             "assumed_discordance": disc, "discordance_from": why, "alpha": cfg.alpha,
             "null_pass_target": cfg.plan_null_pass, "per_criterion_target": round(target, 4),

@@ -87,3 +87,38 @@ def heatmap(comparison: dict[str, Any], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
+
+
+def gate_limits(comparison: dict[str, Any], out: Path) -> None:
+    """The gate calibration's curve — accuracy drop against mean token KL at each perturbation
+    step — with the derived limit's interval shaded and every measured variant placed at its KL
+    and accuracy change (its own reference's). Without a calibration, a plot that says why."""
+    lim = comparison.get("gate_limits") or {}
+    if not lim.get("calibrated"):
+        empty(out, f"no gate calibration: {lim.get('why', '')[:110]}")
+        return
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    kl = lim["signals"]["kld"]
+    xs = [0.0] + [p["signal"] for p in kl["curve"]]
+    ds = [0.0] + [100 * p["drop"] for p in kl["curve"]]
+    ax.plot(xs, ds, "o-", color="0.4", label="perturbation ladder (noise × std)")
+    ax.axhline(100 * lim["margin"], color="tab:red", ls="--", lw=1, label="profile margin")
+    lo, hi = kl["limit_ci"]
+    if lo is not None:
+        ax.axvspan(lo, hi if hi is not None else max(xs), color="tab:red", alpha=0.12,
+                   label=f"KL limit 95% CI ({kl['status']})")
+    for name, v in comparison["variants"].items():
+        d = (v.get("divergence") or {}).get("overall") or {}
+        if v.get("served") and d.get("kld_item_mean") is not None and v.get("accuracy"):
+            ax.plot(d["kld_item_mean"], -100 * v["accuracy"]["delta"], "s", ms=6)
+            ax.annotate(name, (d["kld_item_mean"], -100 * v["accuracy"]["delta"]), fontsize=7,
+                        xytext=(4, 3), textcoords="offset points")
+    ax.set_xscale("symlog", linthresh=max(min(x for x in xs if x > 0) / 10, 1e-9) if any(xs) else 1e-6)
+    ax.set_xlabel("mean token KL from the reference (nats, item mean)")
+    ax.set_ylabel("accuracy drop (points)")
+    ax.set_title("This model's signal vs business accuracy (gate calibration)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)

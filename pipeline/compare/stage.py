@@ -13,6 +13,7 @@ from typing import Any
 from pipeline.compare import deltas
 from pipeline.compare import plan
 from pipeline.compare.deltas import CompareError, load_results, slice_table
+from pipeline.compare.limits import derive
 from pipeline.contracts import Comparison
 from pipeline.io import write_json
 from pipeline.compare import gates
@@ -22,7 +23,7 @@ from pipeline.layout import Layout
 from pipeline.stage_params import Declared
 
 log = logging.getLogger(__name__)
-PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png"}
+PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png", "gate_limits": "gate_limits.png"}
 PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir")
 
 
@@ -74,6 +75,10 @@ def calibration_effect(params, layout: Layout) -> tuple[list[dict[str, Any]], li
 def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     bench = comparison.get("bench")
     roles = reference_roles(params)
+    cfg = params.compare
+    margin = gates.thresholds(params.gates).max_drop_overall
+    comparison["gate_limits"] = limits = derive(layout, comparison, margin, alpha=cfg.alpha,
+                                                seed=cfg.seed)
     for name, v in comparison["variants"].items():
         v.pop("gate", None)
         v.pop("utility", None)
@@ -82,7 +87,7 @@ def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]
         if v.get("served"):
             v["gate"] = gates.evaluate_gates(v, bench, params.gates, alpha=params.compare.alpha,
                                              power=params.compare.power,
-                                             reference_role=roles.get(name))
+                                             reference_role=roles.get(name), limits=limits)
             v["utility"] = gates.utility(v, bench, params.utility)
     points = tradeoff_points(comparison)
     comparison["pareto_optimal"] = plots.pareto(points) if points else []
@@ -132,6 +137,7 @@ def write(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
         plots.empty(out / PLOTS["tradeoff"], "no bench figures on a serving engine: "
                     "run `dvc repro bench`")
     plots.heatmap(comparison, out / PLOTS["slices"])
+    plots.gate_limits(comparison, out / PLOTS["gate_limits"])
     tmp = out / ".comparison.md.tmp"
     tmp.write_text(markdown.render(comparison), encoding="utf-8")
     tmp.replace(out / "comparison.md")

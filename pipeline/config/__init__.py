@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from pipeline.config.cross_checks import cross_section_issues
 from pipeline.config.delivery import HandoffConfig, TrackingConfig
-from pipeline.config.evaluation import BenchConfig, DivergenceConfig, EvaluateConfig, LmEvalConfig
+from pipeline.config.evaluation import (BenchConfig, DivergenceConfig, EvaluateConfig,
+                                        GateCalibrationConfig, LmEvalConfig)
 from pipeline.config.fields import (
     MAX_WORKERS,
     Device,
@@ -78,6 +79,7 @@ __all__ = [
     "backend_format", "backend_schemes", "engine_names", "family", "recipe_format",
     "BenchConfig", "CalibrationConfig", "CalibrationSet", "CompareConfig", "ConfigError",
     "DataConfig", "DedupConfig", "Device", "DivergenceConfig", "EnginesConfig", "EvaluateConfig",
+    "GateCalibrationConfig",
     "GateThresholds", "GatesConfig", "HandoffConfig", "Issue", "LlamaCppSettings", "LmEvalConfig",
     "LoadCheckConfig", "Loc", "ModelConfig", "Name", "OpenAISettings", "OpenShare", "Params",
     "PiiConfig", "PositiveFloat", "PositiveInt", "Problem", "QuantizeConfig", "Rotation",

@@ -89,9 +89,9 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
 def _variant_name_issues(data: Mapping[str, Any]) -> list[Issue]:
     """A variant's results live in <evaluate.out_dir>/<name>: a name must not be a folder that
     another stage writes there (divergence@ writes `divergence/`, divergence_reference
-    `divergence-reference/`, bench its out_dir)."""
+    `divergence-reference/`, gate_calibration `gate-calibration/`, bench its out_dir)."""
     results = str(_mapping(data.get("evaluate")).get("out_dir", "results")).strip("/")
-    taken = {"divergence", "divergence-reference"}
+    taken = {"divergence", "divergence-reference", "gate-calibration"}
     bench = str(_mapping(data.get("bench")).get("out_dir", "results/bench")).strip("/")
     if bench.startswith(results + "/"):
         taken.add(bench[len(results) + 1:].split("/")[0])

@@ -1,4 +1,5 @@
-"""The measuring sections: ``evaluate`` (with its lm-eval tasks), ``divergence`` and ``bench``."""
+"""The measuring sections: ``evaluate`` (with its lm-eval tasks), ``divergence``,
+``gate_calibration`` and ``bench``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pipeline.config.fields import PositiveFloat, PositiveInt, _Section
+from pipeline.config.fields import PositiveFloat, PositiveInt, Share, _Section
 
 
 class LmEvalConfig(_Section):
@@ -45,6 +46,20 @@ class DivergenceConfig(_Section):
     # top-k (≤ 20, vLLM's default max_logprobs) per position; null: the exact transformers
     # measure only. Starts the baseline's and the variant's engines once each per variant.
     engine_top_k: Annotated[int, Field(ge=1, le=20)] | None = None
+
+
+class GateCalibrationConfig(_Section):
+    """gate_calibration: a ladder of noise perturbations of the reference weights, each step's
+    business accuracy drop and distribution signals on the same items, from which `compare`
+    derives this model's signal limits (pipeline/evaluate/gate_calibration.py)."""
+
+    items: PositiveInt | None = 400    # a seeded sample of the evaluation items (null: all)
+    start: PositiveFloat = 0.02        # the first step's noise, × each weight tensor's std
+    factor: Annotated[float, Field(gt=1.0)] = 2.0   # each step's noise over the last's
+    max_steps: Annotated[int, Field(ge=2, le=20)] = 8
+    target_drop: Share = 0.10          # stop once a step loses this much accuracy
+    batch: PositiveInt = 32            # prompts per generate call (left padded)
+    seed: int = 0
 
 
 class BenchConfig(_Section):

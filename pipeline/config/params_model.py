@@ -9,7 +9,8 @@ from pydantic import Field, model_validator
 
 from pipeline.config.cross_checks import cross_section_issues
 from pipeline.config.delivery import HandoffConfig, TrackingConfig
-from pipeline.config.evaluation import BenchConfig, DivergenceConfig, EvaluateConfig
+from pipeline.config.evaluation import (BenchConfig, DivergenceConfig, EvaluateConfig,
+                                        GateCalibrationConfig)
 from pipeline.config.execution import ExecutionConfig
 from pipeline.config.fields import Name, _Section
 from pipeline.config.gating import CompareConfig, GatesConfig, UtilityConfig
@@ -35,6 +36,7 @@ class Params(_Section, ParamsHelpers):
     engines: EnginesConfig = Field(default_factory=EnginesConfig)
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
     divergence: DivergenceConfig = Field(default_factory=DivergenceConfig)
+    gate_calibration: GateCalibrationConfig = Field(default_factory=GateCalibrationConfig)
     bench: BenchConfig = Field(default_factory=BenchConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     gates: GatesConfig = Field(default_factory=GatesConfig)

@@ -55,6 +55,8 @@ class VariantEntry(Part):
     against_baseline: dict[str, Any] | None = None
     divergence: dict[str, Any] | None = None
     within_noise_floor: bool | None = None
+    flips: dict[str, Any] | None = None          # items correct ↔ incorrect, both ways, per slice
+    output_length: dict[str, Any] | None = None  # output tokens against the reference's, per slice
     gate: dict[str, Any] | None = None
     utility: Utility | None = None
 
@@ -84,3 +86,5 @@ class Comparison(Contract):
     calibration_effect_skipped: list[dict[str, Any]] | None = None
     plots: dict[str, str] | None = None
     plan: dict[str, Any] | None = None
+    # this model's signal limits for the profile's margin, from the gate calibration (or why none)
+    gate_limits: dict[str, Any] | None = None

@@ -131,8 +131,9 @@ CHUNK = 64  # items whose passes are computed (batched) and held at once
 
 def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Signals over a group of items: KL mean and p99 over output tokens (the mean with a paired
-    bootstrap interval over items), top-1 agreement over tokens, and the mean change in the
-    reference's log-likelihood per token with its bootstrap interval."""
+    bootstrap interval over items), top-1 agreement over tokens (and its item-mean complement with
+    a bootstrap interval, as the gates judge it), and the mean change in the reference's
+    log-likelihood per token with its bootstrap interval."""
     from pipeline.stats.paired import bootstrap_delta
 
     kls = [k for r in rows for k in r.get("kl", [])]
@@ -142,10 +143,15 @@ def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[st
     out: dict[str, Any] = {"items": len(rows), "tokens": tokens}
     if kls:
         lo, hi = bootstrap_delta(np.zeros(len(item_kl)), item_kl, n=n_boot, seed=seed)
+        # per item, the share of its output positions whose most likely token differs
+        miss = [1.0 - r.get("top1_agree", 0) / len(r["kl"]) for r in rows if r.get("kl")]
+        mlo, mhi = bootstrap_delta(np.zeros(len(miss)), miss, n=n_boot, seed=seed)
         out |= {"kld_mean": round(float(np.mean(kls)), 7), "kld_p99": round(float(np.percentile(kls, 99)), 7),
                 "kld_item_mean": round(float(np.mean(item_kl)), 7),
                 "kld_item_mean_ci": [round(lo, 7), round(hi, 7)],
-                "top1_agreement": round(sum(r.get("top1_agree", 0) for r in rows) / tokens, 6)}
+                "top1_agreement": round(sum(r.get("top1_agree", 0) for r in rows) / tokens, 6),
+                "top1_disagreement_item_mean": round(float(np.mean(miss)), 7),
+                "top1_disagreement_item_mean_ci": [round(mlo, 7), round(mhi, 7)]}
     if ll:
         lo, hi = bootstrap_delta(np.zeros(len(ll)), ll, n=n_boot, seed=seed)
         out |= {"ref_loglik_delta": round(float(np.mean(ll)), 7),

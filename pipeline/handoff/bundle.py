@@ -158,7 +158,7 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
                               "nothing written; fix: `dvc repro compare`")
         reports = layout.reports
         # the report with the plots it shows
-        for name in ("comparison.md", "tradeoff.png", "slices.png"):
+        for name in ("comparison.md", "tradeoff.png", "slices.png", "gate_limits.png"):
             if (reports / name).is_file():
                 shutil.copy2(reports / name, out / name)
         for name in ("card.md", "card.json"):

