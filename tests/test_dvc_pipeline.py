@@ -59,6 +59,7 @@ def copy_project(repo: Path, root: Path) -> None:
         spec["num_samples"] = 32  # small sets: quantization in seconds
     params["evaluate"].update(limit=40, warmup=2)  # evaluation in seconds per variant
     params["divergence"].update(long_prompts=0)  # the probe has its own test
+    params["gate_calibration"].update(start=0.3, max_steps=3, batch=40)  # three steps on 40 items
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=32, output_len=8,
                            concurrency=[1], stream_requests=2,
                            variants=["baseline", "gguf_q4_k_m_business"])
@@ -258,6 +259,9 @@ def test_every_variant_is_evaluated_and_compared(pipeline_run):
         assert d["measured"] and d["overall"]["tokens"] > 0 and "scenario=faq" in d["slices"], name
         assert v[name]["gate"]["verdict"] in ("pass", "fail", "inconclusive")
     assert set(report["bench"]) == {"baseline", "gguf_q4_k_m_business"}
+    # this model's signal limits come from its own gate calibration, made on the same items
+    assert report["gate_limits"]["calibrated"] and report["gate_limits"]["items"] == 40
+    assert set(report["gate_limits"]["signals"]) == {"kld", "top1_disagreement", "task_disagreement"}
     index = json.loads((pipeline_run.root / "handoff" / "index.json").read_text())
     assert set(index["bundles"]) | set(index["left_out"]) == set(VARIANTS) - {"baseline"}
     for name in index["bundles"]:

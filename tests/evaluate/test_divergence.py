@@ -229,3 +229,33 @@ def test_prompts_of_one_length_are_probed_together_as_alone(project):
             {k: v for k, v in want.items() if "entropy" not in k}
         assert got["entropy_by_quarter"] == pytest.approx(want["entropy_by_quarter"], abs=1e-4)
     assert together["runs"][0] != together["runs"][2]
+
+
+def test_the_gate_calibration_ladder_grows_with_the_noise_and_is_reproducible(project):
+    from pipeline.compare import limits
+    from pipeline.evaluate import gate_calibration
+    from pipeline.layout import Layout
+
+    params, root = project
+    p = make_params(params.model_dump(mode="json"), evaluate={"limit": 24, "out_dir": "results-divergence"},
+                    gate_calibration={"items": 16, "start": 0.3, "factor": 4.0, "max_steps": 3,
+                                      "target_drop": 0.9, "batch": 8})
+    r = gate_calibration.run(*stage_args(p, root, gate_calibration.PARAMS))
+    steps = r["steps"]
+    assert len(r["items"]) == len(r["base_correct"]) == 16 and len(steps) >= 2
+    assert [s["scale"] for s in steps] == [0.3, 1.2, 4.8][:len(steps)]
+    kl = [s["kld_item_mean"] for s in steps]
+    assert kl == sorted(kl) and kl[0] > 0  # more noise, further from the reference
+    assert all(len(s[k]) == 16 for s in steps for k in ("correct", "kld", "top1_agree", "tokens"))
+    assert steps[-1]["lost"] >= steps[0]["lost"]
+    out = root / "results-divergence" / "gate-calibration" / gate_calibration.FILE
+    first = out.read_bytes()
+    gate_calibration.run(*stage_args(p, root, gate_calibration.PARAMS))
+    assert out.read_bytes() == first  # no run facts inside: an unchanged input keeps its DVC hash
+    # compare uses it only for the reference weights and evaluation set it was made with
+    layout = Layout(root, p)
+    same = {"baseline_artifact_sha256": r["artifact_sha256"], "evalset_sha256": r["evalset_sha256"]}
+    got = limits.derive(layout, same, 0.05, alpha=0.05, n_boot=100)
+    assert got["calibrated"] and set(got["signals"]) == set(limits.SIGNALS)
+    other = limits.derive(layout, {**same, "baseline_artifact_sha256": "0" * 64}, 0.05, alpha=0.05)
+    assert not other["calibrated"] and "other reference weights" in other["why"]
