@@ -258,11 +258,9 @@ def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, 
         fast = "pass" if ci[0] >= t.min_speedup else "fail" if ci[1] < t.min_speedup else "inconclusive"
     verdict = "pass" if small or fast == "pass" else "inconclusive" if fast == "inconclusive" else "fail"
     speed_txt = ("n/a (not benched on a serving engine)" if speed is None and ci is None else
-                 f"{speed} offline output tok/s" + (f", single-stream latency paired speed-up 95% CI "
-                                                    f"[{ci[0]}, {ci[1]}] (the criterion: two loads, two "
-                                                    "figures)" if ci else
-                                                    " (no paired interval: too few requests)")
-                 + f" against {m['against']}")
+                 f"{speed} offline output tok/s (throughput under load, reported)"
+                 + (f"; single-stream latency paired speed-up 95% CI [{ci[0]}, {ci[1]}] (judged)" if ci
+                    else " (no paired interval: too few requests)") + f" — both against {m['against']}")
     cross = m.get("cross_engine")
     if cross and cross.get("output_tps_ratio") is not None:
         speed_txt += (f" (across engines, against the bench baseline: ×{cross['output_tps_ratio']}"
