@@ -26,7 +26,7 @@ MODEL_REL = "models/real"
 # Items of the evaluation set served per variant, and answer length: enough for the general_saas
 # margins on variants this close to their reference, within a few minutes per variant.
 EVAL_LIMIT = 400
-MAX_TOKENS = 64
+MAX_TOKENS = 48
 VARIANTS = {
     "gguf_f16": {"backend": "llamacpp", "scheme": "gguf_f16", "recipe": "recipes/gguf_f16.yaml",
                  "calibration": "none"},

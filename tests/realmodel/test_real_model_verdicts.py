@@ -5,7 +5,7 @@ demo would fail its good variants. With the default profile and no gate calibrat
 - Q8_0 passes on business accuracy against llama.cpp's own F16 (the engine held fixed), whatever
   its KL — the KL is reported as a diagnostic, never failed against a constant;
 - a damaged Q2_K fails;
-- a variant planted on the real records to lose 5 business points fails.
+- a variant planted on the real records (the reference's, 5% of items turned wrong) fails.
 """
 
 import json
@@ -16,7 +16,8 @@ import pytest
 from pipeline.compare import deltas, gates
 from pipeline.evaluate import divergence
 
-pytestmark = pytest.mark.slow
+# The first test builds the project: three quantizations and evaluations of a real model.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
 def records(project, variant: str) -> list[dict]:
@@ -54,14 +55,16 @@ def test_a_damaged_q2_k_fails(real_project):
 
 
 def test_a_variant_planted_to_lose_five_business_points_fails(real_project):
+    # the reference's own records with 5% of the items turned from right to wrong (as
+    # benchmarks/gate_validity.py plants a regression): a loss the margin (3 points) must catch
     base = records(real_project, "gguf_f16")
-    planted = [dict(r) for r in records(real_project, "gguf_q8_0_business")]
+    planted = [dict(r) for r in base]
     right = [i for i, r in enumerate(planted) if r["score"] >= 1.0]
     lose = round(0.05 * len(planted))
     assert len(right) >= lose, "the real model answers too few items right to plant a 5-point loss"
     for i in random.Random(0).sample(right, lose):
         planted[i] = {**planted[i], "score": 0.0, "output": planted[i]["output"] + " [planted]"}
-    v = judged(real_project, "gguf_q8_0_business", planted)
-    assert v["accuracy"]["delta"] <= -0.04 and len(base) == len(planted)
+    v = judged(real_project, "gguf_f16", planted)
+    assert v["accuracy"]["delta"] == pytest.approx(-0.05) and v["flips"]["overall"]["correct_to_incorrect"] == lose
     assert v["gate"]["verdict"] == "fail"
     assert "accuracy_overall" in [c["criterion"] for c in v["gate"]["failed"]]
