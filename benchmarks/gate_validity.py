@@ -40,6 +40,7 @@ from pipeline.config import GatesConfig, load_params  # noqa: E402
 from pipeline.compare.deltas import compare_variant  # noqa: E402
 from pipeline.compare.plan import plan  # noqa: E402
 from pipeline.compare.gates import PROFILES, evaluate_gates  # noqa: E402
+from pipeline.compare.limits import derive  # noqa: E402
 from pipeline.compare.stage import PARAMS as COMPARE  # noqa: E402
 from pipeline.layout import Layout  # noqa: E402
 
@@ -85,13 +86,14 @@ def fake_metrics(name: str, records: list[dict]) -> dict:
                       "latency_p99": None}}
 
 
-def judge(records, scores, params, gate_cfgs) -> dict[str, dict]:
+def judge(records, scores, params, gate_cfgs, limits=None) -> dict[str, dict]:
     other = [{**r, "score": float(s), "output": r["output"] if s == (r["score"] >= 1.0) else "~"}
              for r, s in zip(records, scores)]
     v = compare_variant(fake_metrics("baseline", records), records, fake_metrics("v", other), other,
                         params.compare, with_power=False)
     v["compression"] = 4.0  # gain is not what is being validated
-    return {p: evaluate_gates(v, None, cfg, alpha=params.compare.alpha, power=None)
+    return {p: evaluate_gates(v, None, cfg, alpha=params.compare.alpha, power=None,
+                              limits=(limits or {}).get(p))
             for p, cfg in gate_cfgs.items()}
 
 
@@ -113,7 +115,7 @@ def scenarios(params, slice_for_drop: str, other_slice: str) -> list[dict]:
 
 
 def run_scenario(job) -> dict:
-    sc, seed, records, params_path, reps, crit = job
+    sc, seed, records, params_path, reps, crit, limits = job
     params = load_params(params_path)
     gate_cfgs = {p: GatesConfig(profile=p, critical_slices=crit) for p in PROFILES}
     rng = np.random.default_rng(seed)
@@ -122,7 +124,7 @@ def run_scenario(job) -> dict:
     for _ in range(reps):
         scores = simulate(records, rng, discordance=sc["discordance"],
                           extra_loss=sc.get("extra_loss", 0.0), in_slice=sc.get("in_slice"))
-        g = judge(records, scores, params, gate_cfgs)
+        g = judge(records, scores, params, gate_cfgs, limits)
         for p in PROFILES:
             tally[p][g[p]["verdict"]] += 1
         if sc.get("margin_of"):
@@ -143,7 +145,9 @@ def se(p: float, n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=Path, default=ROOT / "results" / "baseline" / "samples.jsonl")
-    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml",
+                    help="the project's params; its folder holds the gate calibration, if any, whose "
+                         "derived limits judge the share of changed results as compare would")
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--workers", type=int, default=2)
@@ -154,6 +158,13 @@ def main() -> None:
     shown = a.records.resolve()
     shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown  # no host paths in records
     crit = list(params.gates.critical_slices)
+    layout = Layout(a.params.resolve().parent, params)
+    limits = {p: derive(layout, None, t.max_drop_overall, alpha=params.compare.alpha)
+              for p, t in PROFILES.items()}
+    for p, lim in limits.items():
+        if lim.get("calibrated"):
+            print(f"{p}: this model's limits — " + "; ".join(
+                f"{k} {d['limit']} ({d['status']})" for k, d in lim["signals"].items()))
     slice_for_drop = crit[0] if crit else "scenario=tool_call"
     other_slice = "scenario=faq" if slice_for_drop != "scenario=faq" else "scenario=ticket"
     t0 = time.time()
@@ -162,12 +173,12 @@ def main() -> None:
           f"{a.reps} simulated variants per scenario; α={params.compare.alpha}")
     supported = {}
     for d in (0.005, 0.01, 0.02, 0.04):
-        pl = plan(params.for_stage(COMPARE), Layout(ROOT, params), discordance=d, records=records)
+        pl = plan(params.for_stage(COMPARE), layout, discordance=d, records=records)
         supported[d] = [p for p, s in pl["profiles"].items() if s["supported"]]
         print(f"qpipe plan at discordance {d:.1%}: supported — {', '.join(supported[d]) or 'none'}")
     todo = scenarios(params, slice_for_drop, other_slice)
     seeds = np.random.SeedSequence(a.seed).spawn(len(todo))
-    jobs = [(sc, s, records, str(a.params), a.reps, crit) for sc, s in zip(todo, seeds)]
+    jobs = [(sc, s, records, str(a.params), a.reps, crit, limits) for sc, s in zip(todo, seeds)]
     rows = []
     header = f"{'scenario':58s} " + " ".join(f"{p:>26s}" for p in PROFILES)
     print("\npass / fail / inconclusive (%) per profile; ± is one Monte-Carlo standard error of pass\n")

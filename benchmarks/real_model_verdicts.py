@@ -36,14 +36,17 @@ MATRIX = {
 }
 
 
-def project(out: Path, variants: list[str], limit: int | None, start: float) -> dict:
+def project(out: Path, variants: list[str], limit: int | None, start: float, max_tokens: int) -> dict:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
     base = data["variants"]["baseline"]
     data["variants"] = {"baseline": base} | {
         v: {"backend": b, "scheme": s, "recipe": f"recipes/{s}.yaml", "calibration": c}
         for v, (b, s, c) in MATRIX.items() if v in variants}
-    data["evaluate"].update(limit=limit, lm_eval={"tasks": []})
+    data["evaluate"].update(limit=limit, max_tokens=max_tokens, lm_eval={"tasks": []})
+    # llama.cpp decodes four requests per batch (a 135M model: ~60 tokens/s on one stream here),
+    # the F16 reference and its quantizations alike
+    data["engines"]["llamacpp"].update(threads=2, slots=4, ctx=8192)
     data["calibration"]["sets"]["business"]["num_samples"] = 128
     data["divergence"].update(long_prompts=0)
     data["gate_calibration"].update(start=start, items=limit)
@@ -64,6 +67,7 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=["baseline", *MATRIX])
     ap.add_argument("--limit", type=int, default=400, help="evaluation items (the first N)")
     ap.add_argument("--start", type=float, default=0.01, help="the gate calibration's first noise step")
+    ap.add_argument("--max-tokens", type=int, default=128, help="answer length (evaluate.max_tokens)")
     a = ap.parse_args()
     if not (MODEL / ".converted").is_file():
         sys.exit(f"no real checkpoint in {MODEL} — run `bash scripts/setup-real-model.sh`")
@@ -76,27 +80,40 @@ def main() -> None:
     from pipeline.layout import Layout
     from pipeline.quantize import stage as quantize
 
-    data = project(a.out, a.variants, a.limit, a.start)
+    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens)
     params = Params.model_validate(data)
     layout = Layout(a.out.resolve(), params)
 
-    def step(what: str, fn, declared, *args, key=None):
+    def step(what: str, fn, declared, *args, key=None, done: Path | None = None):
+        if done is not None and done.exists():  # a re-run resumes: what is on disk is kept
+            print(f"{what}: kept ({done.relative_to(a.out.resolve())})", flush=True)
+            return
         t0 = time.time()
         fn(params.for_stage(declared, key), layout, *args)
         print(f"{what}: {time.time() - t0:.0f} s", flush=True)
 
-    step("split", split.run, split.PARAMS)
-    step("calibration none", empty.run, empty.PARAMS)
-    step("calibration business", build.run, build.PARAMS, "business", key="business")
+    def variant(v: str) -> None:
+        step(f"quantize {v}", quantize.run, quantize.PARAMS, v, key=v,
+             done=layout.artifact(v) / "manifest.json")
+        step(f"evaluate {v}", evaluate.run, evaluate.PARAMS, v, key=v,
+             done=layout.result(v) / "metrics.json")
+
+    step("split", split.run, split.PARAMS, done=layout.evalset)
+    step("calibration none", empty.run, empty.PARAMS, done=layout.calibration_set("none"))
+    step("calibration business", build.run, build.PARAMS, "business", key="business",
+         done=layout.calibration_set("business"))
+    # The reference first, then this model's gate calibration (its limits are the point), then
+    # the variants, each quantized, evaluated and teacher-forced against the reference.
     names = list(params.variants)
+    variant(names[0])
+    step("divergence reference", reference_passes.run, reference_passes.PARAMS,
+         done=layout.divergence_reference)
+    step("gate calibration", gate_calibration.run, gate_calibration.PARAMS,
+         done=layout.gate_calibration / gate_calibration.FILE)
     for v in names:
-        step(f"quantize {v}", quantize.run, quantize.PARAMS, v, key=v)
-    for v in names:
-        step(f"evaluate {v}", evaluate.run, evaluate.PARAMS, v, key=v)
-    step("divergence reference", reference_passes.run, reference_passes.PARAMS)
-    for v in names:
-        step(f"divergence {v}", divergence.run, divergence.PARAMS, v, key=v)
-    step("gate calibration", gate_calibration.run, gate_calibration.PARAMS)
+        variant(v)
+        step(f"divergence {v}", divergence.run, divergence.PARAMS, v, key=v,
+             done=layout.divergence / v / "metrics.json")
     t0 = time.time()
     comparison = compare.run(params.for_stage(compare.PARAMS), layout)
     print(f"compare: {time.time() - t0:.0f} s\n")
