@@ -45,8 +45,9 @@ def project(out: Path, variants: list[str], limit: int | None, start: float, max
         for v, (b, s, c) in MATRIX.items() if v in variants}
     data["evaluate"].update(limit=limit, max_tokens=max_tokens, lm_eval={"tasks": []})
     # llama.cpp decodes four requests per batch (a 135M model: ~60 tokens/s on one stream here),
-    # the F16 reference and its quantizations alike
-    data["engines"]["llamacpp"].update(threads=2, slots=4, ctx=8192)
+    # the F16 reference and its quantizations alike; one thread, as params.yaml has it (a second
+    # spins and stalls whenever anything else runs on a 2-core machine)
+    data["engines"]["llamacpp"].update(threads=1, slots=4, ctx=8192)
     data["calibration"]["sets"]["business"]["num_samples"] = 128
     data["divergence"].update(long_prompts=0)
     data["gate_calibration"].update(start=start, items=limit)
@@ -68,6 +69,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=400, help="evaluation items (the first N)")
     ap.add_argument("--start", type=float, default=0.01, help="the gate calibration's first noise step")
     ap.add_argument("--max-tokens", type=int, default=128, help="answer length (evaluate.max_tokens)")
+    ap.add_argument("--no-signals", action="store_true",
+                    help="business accuracy only: no divergence passes, no gate calibration")
     a = ap.parse_args()
     if not (MODEL / ".converted").is_file():
         sys.exit(f"no real checkpoint in {MODEL} — run `bash scripts/setup-real-model.sh`")
@@ -106,14 +109,16 @@ def main() -> None:
     # the variants, each quantized, evaluated and teacher-forced against the reference.
     names = list(params.variants)
     variant(names[0])
-    step("divergence reference", reference_passes.run, reference_passes.PARAMS,
-         done=layout.divergence_reference)
-    step("gate calibration", gate_calibration.run, gate_calibration.PARAMS,
-         done=layout.gate_calibration / gate_calibration.FILE)
+    if not a.no_signals:
+        step("divergence reference", reference_passes.run, reference_passes.PARAMS,
+             done=layout.divergence_reference)
+        step("gate calibration", gate_calibration.run, gate_calibration.PARAMS,
+             done=layout.gate_calibration / gate_calibration.FILE)
     for v in names:
         variant(v)
-        step(f"divergence {v}", divergence.run, divergence.PARAMS, v, key=v,
-             done=layout.divergence / v / "metrics.json")
+        if not a.no_signals:
+            step(f"divergence {v}", divergence.run, divergence.PARAMS, v, key=v,
+                 done=layout.divergence / v / "metrics.json")
     t0 = time.time()
     comparison = compare.run(params.for_stage(compare.PARAMS), layout)
     print(f"compare: {time.time() - t0:.0f} s\n")
@@ -132,9 +137,16 @@ def main() -> None:
         kls = (f"{kl['kld_item_mean']:.4g} [{kl['kld_item_mean_ci'][0]:.3g}, {kl['kld_item_mean_ci'][1]:.3g}]"
                if kl.get("kld_item_mean") is not None else "—")
         g = v["gate"]
-        why = "; ".join(f"{c['criterion']} {c['verdict']}" for c in g["criteria"] if c["verdict"] != "pass")
+        why = "; ".join(f"{c['criterion']} {c['verdict']}"
+                        + (f" (~{c['items_needed']} items)" if c.get("items_needed") else "")
+                        for c in g["criteria"] if c["verdict"] != "pass")
+        flips = (v.get("flips") or {}).get("overall") or {}
+        length = (v.get("output_length") or {}).get("overall") or {}
         print(f"{name:24s} {v['reference']:10s} {100 * acc['delta']:+5.1f} [{100 * acc['ci_low']:+.1f}, "
               f"{100 * acc['ci_high']:+.1f}]{'':8s} {kls:30s} {g['verdict'].upper()} {why}")
+        if flips or length:
+            print(f"{'':36s}flips {flips.get('correct_to_incorrect')} lost / {flips.get('incorrect_to_correct')} "
+                  f"gained; output length ×{length.get('ratio')} {length.get('ci')}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,11 @@ def project_data() -> dict:
     for spec in data["calibration"]["sets"].values():
         spec.update(num_samples=64, max_seq_len=512)
     data["evaluate"].update(limit=EVAL_LIMIT, warmup=2, max_tokens=MAX_TOKENS, lm_eval={"tasks": []})
+    # Two threads: prefill is compute-bound (one thread doubles an evaluation). One slot, and two
+    # requests in flight, not 32: a queued request's wait counts against its timeout, and a request
+    # 32 deep in the queue of a machine busy with other work would time out waiting.
     data["engines"]["llamacpp"]["threads"] = 2
+    data["evaluate"]["concurrency"] = 2
     data["compare"]["engine_baselines"] = {"llamacpp": "gguf_f16"}
     return data
 
