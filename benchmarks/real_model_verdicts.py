@@ -7,9 +7,11 @@ Printed: the gate calibration's ladder and this model's derived limits, then eac
 accuracy change against its reference, its mean KL, and its verdict with the default profile.
 The project folder keeps everything (reports/comparison.md, results/, artifacts/).
 
-    python benchmarks/real_model_verdicts.py --out /tmp/real-project             # ~1 h on 2 cores
+    python benchmarks/real_model_verdicts.py --out /tmp/real-project     # hours on 2 cores: the gate
+                                                                          # calibration generates 400
+                                                                          # answers per ladder step
     python benchmarks/real_model_verdicts.py --out /tmp/real-project --limit 200 \\
-        --variants baseline gguf_f16 gguf_q8_0_business                                  # a quick look
+        --variants baseline gguf_f16 gguf_q8_0_business --no-signals                     # a quick look
 """
 
 from __future__ import annotations
