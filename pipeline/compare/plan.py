@@ -8,6 +8,8 @@ floor, or compare.plan_discordance), per slice:
 - for every gate profile, the items a variant of equal quality needs to PASS the margin that
   applies to the slice (overall, or critical slice) with probability compare.plan_null_pass —
   exact sums over every outcome of Tango's score test, not a normal approximation;
+- the same for the JSON-validity criterion, over the items that expect a JSON answer only (a
+  set with few of them cannot show a small JSON margin however many other items it has);
 - whether the evaluation set supports the profile: every criterion has the items it needs.
 
 Where a profile needs more items than exist, its verdicts will honestly be "inconclusive".
@@ -30,19 +32,28 @@ class PlanError(QpipeError, ValueError):
     pass
 
 
+def _item(r: dict) -> dict:
+    """id, slices, score (None before any run) and json (the answer is expected to be JSON; with
+    a score, whether the reference's answer was valid JSON)."""
+    if "json_valid" in r or "score" in r:
+        return {"id": r["id"], "slices": r["slices"], "score": r.get("score"), "json": r.get("json_valid")}
+    expects = (r.get("rubric") or {}).get("type") == "json"
+    return {"id": r["id"], "slices": r["slices"], "score": None, "json": True if expects else None}
+
+
 def _items(params, layout) -> tuple[list[dict], str]:
-    """(id, slices, score?) per evaluation item: the baseline's results when present (they carry
-    scores), else the evaluation set itself."""
+    """One _item per evaluation item: from the baseline's results when present (they carry
+    scores), else from the evaluation set itself."""
     results = layout.result(params.baseline) / "samples.jsonl"
     if results.is_file():
         rows = [json.loads(x) for x in results.read_text().splitlines() if x]
-        return [{"id": r["id"], "slices": r["slices"], "score": r["score"]} for r in rows], str(results)
+        return [_item(r) for r in rows], str(results)
     evalset = layout.evalset / "evalset.jsonl"
     if not evalset.is_file():
         raise PlanError(f"neither {results} nor {evalset} exists — fix: `dvc repro split` (the "
                         "evaluation set), then plan again")
     rows = [json.loads(x) for x in evalset.read_text().splitlines() if x]
-    return [{"id": r["id"], "slices": r["slices"], "score": None} for r in rows], str(evalset)
+    return [_item(r) for r in rows], str(evalset)
 
 
 def agreement_items(discordance: float, limit: float, *, alpha: float, target: float,
@@ -107,51 +118,65 @@ def assumed_discordance(params, layout, given: float | None,
     return cfg.plan_discordance, "compare.plan_discordance"
 
 
+def _row(rs: list[dict], disc: float, cfg, *, critical: bool, score=lambda r: r["score"]) -> dict[str, Any]:
+    """n, the reference's accuracy (or valid share) and the smallest drop seen at 80% / 95%."""
+    scores = [float(score(r)) for r in rs if score(r) is not None]
+    acc = float(np.mean(scores)) if scores else None
+    row: dict[str, Any] = {"n": len(rs), "baseline_accuracy": None if acc is None else round(acc, 4),
+                           "critical": critical}
+    for pw in (0.8, 0.95):
+        mdd = ni.min_detectable_drop(len(rs), disc, alpha=cfg.alpha, power=pw,
+                                     baseline_accuracy=acc if acc is not None else 1.0)
+        row[f"min_detectable_drop_{int(pw * 100)}"] = None if mdd is None else round(mdd, 4)
+    row["items_needed"] = {}
+    return row
+
+
 def plan(params, layout, *, discordance: float | None = None,
          profiles: list[str] | None = None, comparison: dict | None = None,
-         records: list[dict] | None = None) -> dict[str, Any]:
+         records: list[dict] | None = None, json_discordance: float | None = None) -> dict[str, Any]:
     """The plan (see the module docstring); `records` (per-sample results) replace the ones the
-    params point at. `layout`: a pipeline.layout.Layout."""
+    params point at. `layout`: a pipeline.layout.Layout. `json_discordance`: the share of JSON
+    answers whose validity an equal-quality variant changes (both ways); by default the same as
+    the task results' discordance."""
     from pipeline.compare.gates import PROFILES, thresholds
 
     items, source = (_items(params, layout) if records is None else
-                     ([{"id": r["id"], "slices": r["slices"], "score": r.get("score")} for r in records],
-                      "the records given"))
+                     ([_item(r) for r in records], "the records given"))
     cfg, gates = params.compare, params.gates
     disc, why = assumed_discordance(params, layout, discordance, comparison)
+    jdisc = disc if json_discordance is None else json_discordance
     chosen = profiles or list(PROFILES)
     margins = {p: (thresholds(gates) if p == "custom" else PROFILES[p]) for p in chosen}
     groups: dict[str, list[dict]] = {"overall": items}
     for r in items:
         for k, v in r["slices"].items():
             groups.setdefault(f"{k}={v}", []).append(r)
-    flip = max(disc / 2, 1e-9)
-    # The variant passes only when EVERY critical criterion does: overall, each critical slice
-    # and (where it gates) task agreement. Each gets an equal share of the allowed failure rate
-    # (a union bound), so that all of them together pass with at least plan_null_pass.
-    k = 2 + len(gates.critical_slices)
+    json_items = [r for r in items if r["json"] is not None]
+    json_gated = bool(json_items) and any(t.max_drop_json_validity is not None for t in margins.values())
+    # The variant passes only when EVERY critical criterion does: overall, each critical slice,
+    # JSON validity (where the set has JSON items) and (where it gates) task agreement. Each gets
+    # an equal share of the allowed failure rate (a union bound), so that all of them together
+    # pass with at least plan_null_pass.
+    k = 2 + len(gates.critical_slices) + int(json_gated)
     target = 1 - (1 - cfg.plan_null_pass) / k
     rows = {}
     for name in ["overall", *sorted(k for k in groups if k != "overall")]:
-        rs = groups[name]
-        n = len(rs)
-        scores = [r["score"] for r in rs if r["score"] is not None]
-        acc = float(np.mean(scores)) if scores else None
-        row: dict[str, Any] = {"n": n, "baseline_accuracy": None if acc is None else round(acc, 4),
-                               "critical": name in gates.critical_slices}
-        for pw in (0.8, 0.95):
-            mdd = ni.min_detectable_drop(n, disc, alpha=cfg.alpha, power=pw,
-                                         baseline_accuracy=acc if acc is not None else 1.0)
-            row[f"min_detectable_drop_{int(pw * 100)}"] = None if mdd is None else round(mdd, 4)
-        row["items_needed"] = {}
+        row = rows[name] = _row(groups[name], disc, cfg, critical=name in gates.critical_slices)
         for p, t in margins.items():
             margin = t.max_drop_overall if name == "overall" else (
                 t.max_drop_slice if row["critical"] else None)
-            if margin is None:
-                continue
-            row["items_needed"][p] = ni.items_needed(flip, flip, margin, alpha=cfg.alpha,
-                                                     power=target)
-        rows[name] = row
+            if margin is not None:
+                row["items_needed"][p] = ni.items_needed(max(disc / 2, 1e-9), max(disc / 2, 1e-9),
+                                                         margin, alpha=cfg.alpha, power=target)
+    if json_gated:
+        row = rows["json_validity"] = _row(json_items, jdisc, cfg, critical=True,
+                                           score=lambda r: None if r["score"] is None else r["json"])
+        for p, t in margins.items():
+            if t.max_drop_json_validity is not None:
+                row["items_needed"][p] = ni.items_needed(
+                    max(jdisc / 2, 1e-9), max(jdisc / 2, 1e-9), t.max_drop_json_validity,
+                    alpha=cfg.alpha, power=target)
     support = {}
     for p, t in margins.items():
         short = [f"{k}: {r['n']} items, needs {r['items_needed'][p] or 'more than 1,000,000'}"
@@ -166,7 +191,8 @@ def plan(params, layout, *, discordance: float | None = None,
         support[p] = {"supported": not short, "short": short, "task_agreement_items": agree,
                       "task_disagreement_limit": allowed, "task_disagreement_limit_from": source_of}
     return {"schema": "qpipe.plan/v1", "source": source, "n": len(items),
-            "assumed_discordance": disc, "discordance_from": why, "alpha": cfg.alpha,
+            "assumed_discordance": disc, "discordance_from": why,
+            "json_items": len(json_items), "assumed_json_discordance": jdisc, "alpha": cfg.alpha,
             "null_pass_target": cfg.plan_null_pass, "per_criterion_target": round(target, 4),
             "critical_slices": list(gates.critical_slices),
             "slices": rows, "profiles": support}
@@ -191,6 +217,9 @@ def render(p: dict[str, Any]) -> list[str]:
 
     for name, r in p["slices"].items():
         acc = "—" if r["baseline_accuracy"] is None else f"{r['baseline_accuracy']:.3f}"
+        if name == "json_validity":
+            name = (f"JSON validity ({r['n']} items expect JSON; valid share, changed both ways "
+                    f"on {100 * p['assumed_json_discordance']:.1f}%)")
         mdd = " / ".join("none" if r[k] is None else f"{100 * r[k]:.1f} pts"
                          for k in ("min_detectable_drop_80", "min_detectable_drop_95"))
         out.append(f"| {name}{' (critical)' if r['critical'] else ''} | {r['n']} | {acc} | {mdd} | "

@@ -157,3 +157,23 @@ def test_an_engine_baseline_that_was_not_evaluated_is_refused(project):
     shutil.rmtree(root / "results" / "gguf_f16")
     with pytest.raises(compare.CompareError):
         compare.run(*stage_args(params, root, report.PARAMS))
+
+
+def test_the_plan_counts_the_json_criterion_over_json_items_only(project):
+    """1,600 items support `research` on accuracy, but with only 40 of them expecting JSON its
+    5-point JSON margin cannot be shown: the plan says so, naming the criterion."""
+    params, root = project
+    rng = np.random.default_rng(3)
+    recs = records(1600, rng)
+    for i, r in enumerate(recs):
+        r["json_valid"] = (r["score"] == 1.0) if i < 40 else None
+    few = plan(*stage_args(params, root, report.PARAMS), discordance=0.0, records=recs)
+    assert few["json_items"] == 40 and few["slices"]["json_validity"]["n"] == 40
+    assert not few["profiles"]["research"]["supported"]
+    assert any(s.startswith("json_validity: 40 items") for s in few["profiles"]["research"]["short"])
+    for r in recs:
+        r["json_valid"] = r["score"] == 1.0
+    many = plan(*stage_args(params, root, report.PARAMS), discordance=0.0, records=recs)
+    assert many["profiles"]["research"]["supported"], many["profiles"]["research"]["short"]
+    assert (many["slices"]["json_validity"]["items_needed"]["general_saas"]
+            > many["slices"]["json_validity"]["items_needed"]["research"])
