@@ -12,6 +12,8 @@ The project folder keeps everything (reports/comparison.md, results/, artifacts/
                                                                           # answers per ladder step
     python benchmarks/real_model_verdicts.py --out /tmp/real-project --limit 200 \\
         --variants baseline gguf_f16 gguf_q8_0_business --no-signals                     # a quick look
+    python benchmarks/real_model_verdicts.py --out /tmp/real-project --gpu      # minutes on one GPU:
+        # the teacher-forced passes and the gate calibration's ladder on cuda, llama.cpp on all cores
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ MATRIX = {
 }
 
 
-def project(out: Path, variants: list[str], limit: int | None, start: float, max_tokens: int) -> dict:
+def project(out: Path, variants: list[str], limit: int | None, start: float, max_tokens: int,
+            gpu: bool = False) -> dict:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
     base = data["variants"]["baseline"]
@@ -54,6 +57,10 @@ def project(out: Path, variants: list[str], limit: int | None, start: float, max
     data["divergence"].update(long_prompts=0)
     data["gate_calibration"].update(start=start, items=limit)
     data["compare"]["engine_baselines"] = {"llamacpp": "gguf_f16"} if "gguf_f16" in variants else {}
+    if gpu:  # float32 passes and the ladder's generation on the GPU; llama.cpp on the host's cores
+        data["divergence"]["device"] = data["gate_calibration"]["device"] = "cuda"
+        data["gate_calibration"]["batch"] = 100
+        data["engines"]["llamacpp"].update(threads=max(1, (os.cpu_count() or 2) // 2), slots=8)
     out.mkdir(parents=True, exist_ok=True)
     for rel in ("recipes", "calibration"):
         if not (out / rel).exists():
@@ -71,6 +78,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=400, help="evaluation items (the first N)")
     ap.add_argument("--start", type=float, default=0.01, help="the gate calibration's first noise step")
     ap.add_argument("--max-tokens", type=int, default=128, help="answer length (evaluate.max_tokens)")
+    ap.add_argument("--gpu", action="store_true", help="teacher-forced passes and the gate "
+                    "calibration on cuda (divergence.device, gate_calibration.device)")
     ap.add_argument("--no-signals", action="store_true",
                     help="business accuracy only: no divergence passes, no gate calibration")
     a = ap.parse_args()
@@ -85,7 +94,7 @@ def main() -> None:
     from pipeline.layout import Layout
     from pipeline.quantize import stage as quantize
 
-    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens)
+    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens, a.gpu)
     params = Params.model_validate(data)
     layout = Layout(a.out.resolve(), params)
 

@@ -46,6 +46,10 @@ class DivergenceConfig(_Section):
     # top-k (≤ 20, vLLM's default max_logprobs) per position; null: the exact transformers
     # measure only. Starts the baseline's and the variant's engines once each per variant.
     engine_top_k: Annotated[int, Field(ge=1, le=20)] | None = None
+    # Where the transformers reference (and each variant's dequantized weights) run the
+    # teacher-forced passes: cpu, cuda, or auto (cuda where torch sees a GPU). Float32 either
+    # way; the log-probabilities come back to the host, so every signal is computed alike.
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
 
 
 class GateCalibrationConfig(_Section):
@@ -59,6 +63,7 @@ class GateCalibrationConfig(_Section):
     max_steps: Annotated[int, Field(ge=2, le=20)] = 8
     target_drop: Share = 0.10          # stop once a step loses this much accuracy
     batch: PositiveInt = 32            # prompts per generate call (left padded)
+    device: Literal["cpu", "cuda", "auto"] = "cpu"   # as divergence.device, for the ladder
     seed: int = 0
 
 

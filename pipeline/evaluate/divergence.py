@@ -58,9 +58,26 @@ class DivergenceError(QpipeError, RuntimeError):
     pass
 
 
-def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None):
-    """The artifact's weights in transformers, float32 on the CPU (GGUF: dequantized; an MLX
+def torch_device(setting: str) -> str:
+    """divergence.device / gate_calibration.device: "auto" is cuda where torch sees a GPU."""
+    import torch
+
+    if setting == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise DivergenceError("device: cuda, but torch sees no GPU here — fix: set the stage's "
+                              "`device` to cpu or auto in params.yaml")
+    return setting
+
+
+def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None,
+                   device: str = "cpu"):
+    """The artifact's weights in transformers, float32, on `device` (GGUF: dequantized; an MLX
     checkpoint, config.json `quantization`: dequantized by MLX-LM first, with `mlx_settings`)."""
+    return _load(artifact, mlx_settings).to(torch_device(device))
+
+
+def _load(artifact: Path, mlx_settings: dict[str, Any] | None):
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -193,10 +210,12 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     tf = rp.teacher_forced(params, layout, tokenizer)
     stored = None if same else rp.load(params, layout, base_sha, tf)
     try:
-        variant = load_reference(var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None)
+        variant = load_reference(var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None,
+                                 device=params.divergence.device)
         # the reference model itself only where its passes are not stored (an architecture with
         # a step after the LM head)
-        base = variant if same else load_reference(base_dir) if stored is None else None
+        base = variant if same else load_reference(base_dir, device=params.divergence.device) \
+            if stored is None else None
     except (OSError, ValueError, RuntimeError, ImportError, QpipeError) as err:
         result |= {"measured": False, "why": f"transformers cannot load this artifact here: "
                                              f"{str(err).splitlines()[0][:300]}"}

@@ -83,6 +83,7 @@ def generate(model, tokenizer, prompts: list[list[int]], max_tokens: int, batch:
         for r, i in enumerate(idx):
             ids[r, width - len(prompts[i]):] = torch.tensor(prompts[i])
             mask[r, width - len(prompts[i]):] = 1
+        ids, mask = ids.to(model.device), mask.to(model.device)
         with torch.no_grad():
             gen = model.generate(ids, attention_mask=mask, max_new_tokens=max_tokens,
                                  do_sample=False, pad_token_id=pad)
@@ -138,7 +139,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
     items = [tf["items"][i] for i in pick]
     prompts = [tf["prompts"][i] for i in pick]
     outputs = [tf["outputs"][i] for i in pick]
-    base = load_reference(art)
+    base = load_reference(art, device=cfg.device)
     max_tokens = params.evaluate.max_tokens
 
     def correct(model, label: str) -> list[int]:
@@ -191,7 +192,8 @@ def step_record(scale: float, seed: int, base: list[int], got: list[int],
 
 def _method(cfg, max_tokens: int) -> str:
     return (f"Gaussian noise ×scale×std on every Linear weight but the LM head, scale "
-            f"{cfg.start:g}×{cfg.factor:g}^k, one seed per step; transformers reference, float32, "
+            f"{cfg.start:g}×{cfg.factor:g}^k, one seed per step; transformers reference, float32 "
+            f"on {cfg.device}, "
             f"greedy, {max_tokens} new tokens; accuracy paired against the unperturbed model on the "
             "same engine; signals teacher-forced along the served reference's outputs")
 

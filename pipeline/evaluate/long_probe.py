@@ -25,7 +25,7 @@ def long_generation(model, prompts: list[list[int]], max_len: int) -> list[dict[
         return [{"skipped": f"prompt of {len(p)} tokens leaves under {2 * LONG_WINDOW} of {max_len}"}
                 for p in prompts]
     with torch.no_grad():
-        ids = torch.tensor(prompts)
+        ids = torch.tensor(prompts, device=model.device)
         out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
                              min_new_tokens=new, do_sample=False, output_scores=True,
                              return_dict_in_generate=True, pad_token_id=0)

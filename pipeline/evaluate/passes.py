@@ -53,16 +53,18 @@ def batched_logprobs(model, seqs: list[list[int]], batch: int = BATCH, *, hidden
         for row, i in enumerate(idx):
             ids[row, :len(seqs[i])] = torch.tensor(seqs[i])
             mask[row, :len(seqs[i])] = 1
-        with torch.no_grad():
+        ids, mask = ids.to(model.device), mask.to(model.device)
+        with torch.no_grad():  # on the model's device; the results come back to the host
             if hidden:
                 states = model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
                 logits = model.get_output_embeddings()(states[:, lo:]).float()
+                states = states.float().cpu()
             else:
                 logits = _head_rows(model, ids, mask, lo).float()
-        lp = torch.log_softmax(logits, dim=-1)
+        lp = torch.log_softmax(logits, dim=-1).cpu()
         for row, i in enumerate(idx):
             rows = lp[row, starts[i] - lo:len(seqs[i]) - lo]
-            out[i] = (rows, states[row, starts[i]:len(seqs[i])].float()) if hidden else rows
+            out[i] = (rows, states[row, starts[i]:len(seqs[i])]) if hidden else rows
     return out
 
 

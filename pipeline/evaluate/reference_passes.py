@@ -41,7 +41,7 @@ from pipeline.stage_params import Declared
 
 log = logging.getLogger(__name__)
 PARAMS = Declared("divergence_reference", "model", "evaluate.evalset", "divergence.reference",
-                  "variants.${divergence.reference}")
+                  "divergence.device", "variants.${divergence.reference}")
 TENSORS = "passes.safetensors"
 CARD = "reference.json"
 # The LM head applied to the stored states must give the model's own logits to this (float32
@@ -105,7 +105,7 @@ def run(params, layout: Layout) -> str:
     manifest = require_verified(artifact)  # the passes are of the bytes that were evaluated
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     tf = teacher_forced(params, layout, tokenizer)
-    model = load_reference(artifact)
+    model = load_reference(artifact, device=params.divergence.device)
     head = model.get_output_embeddings()
     states, ref_ll = [], []
     exact, worst, why = True, None, None
@@ -146,9 +146,9 @@ def run(params, layout: Layout) -> str:
     if exact:
         hidden = states[0].shape[-1] if states else head.weight.shape[1]
         tensors |= {"hidden": torch.cat(states) if states else torch.zeros(0, hidden),
-                    "lm_head.weight": head.weight.detach().float().contiguous()}
+                    "lm_head.weight": head.weight.detach().float().cpu().contiguous()}
         if getattr(head, "bias", None) is not None:
-            tensors["lm_head.bias"] = head.bias.detach().float().contiguous()
+            tensors["lm_head.bias"] = head.bias.detach().float().cpu().contiguous()
     dest = layout.divergence_reference
     with atomic_dirs(dest.parent, [dest.name]) as dirs:
         write_json(dirs[dest.name] / CARD, card.dump())
@@ -164,10 +164,10 @@ def head_check(model, seq: list[int]) -> float:
     import torch
 
     with torch.no_grad():
-        ids = torch.tensor([seq])
+        ids = torch.tensor([seq], device=model.device)
         own = model(ids).logits[0].float()
         via = model.get_output_embeddings()(model.get_decoder()(input_ids=ids).last_hidden_state)[0].float()
-    return float((own - via).abs().max())
+    return float((own - via).abs().max().cpu())
 
 
 class Stored:
