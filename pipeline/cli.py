@@ -13,7 +13,7 @@ from rich.console import Console
 
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.command import repro as repro_command
-from pipeline.processes import terminate_as_interrupt
+from pipeline.processes import stage_dies_with_launcher, terminate_as_interrupt
 from pipeline.progress import console  # log lines print above any live progress line
 
 app = typer.Typer(help="LLM quantization pipeline with business calibration management.",
@@ -34,6 +34,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
     # Every command: SIGTERM takes the Ctrl-C path, so engines, workers, staging folders and temp
     # files are cleaned up by the same `finally` blocks as an interrupt.
     terminate_as_interrupt()
+    stage_dies_with_launcher()
 
 
 def _params(path: Path, *, check_files: bool = True, variant: str | None = None):

@@ -26,11 +26,10 @@ def terminate_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def die_with_parent() -> None:
-    """In the child before exec: a session of its own, and SIGTERM when the parent dies
-    (Linux's PR_SET_PDEATHSIG; elsewhere only the session). Linux sends it when the *thread*
-    that started the child ends: start long-lived children from a thread that outlives them."""
-    os.setsid()
+def _term_when_parent_dies() -> None:
+    """SIGTERM to this process when its parent dies (Linux's PR_SET_PDEATHSIG; a no-op
+    elsewhere). Linux sends it when the *thread* that started the child ends: start long-lived
+    children from a thread that outlives them."""
     try:
         import ctypes
 
@@ -38,6 +37,23 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def die_with_parent() -> None:
+    """In the child before exec: a session of its own, and SIGTERM when the parent dies."""
+    os.setsid()
+    _term_when_parent_dies()
+
+
+def stage_dies_with_launcher() -> None:
+    """A stage command — DVC sets DVC_STAGE in the environment of every command it runs, and
+    `qpipe repro` runs them through DVC's own code — gets SIGTERM when the process that started
+    it dies (a `dvc repro` or `qpipe repro` killed with SIGKILL), which takes the Ctrl-C path
+    (terminate_as_interrupt): its engines stop and its staging folder goes, within seconds,
+    instead of an orphan finishing its work into a workspace that a new run may own by then.
+    Other commands (`qpipe ui` started from a shell that then exits, say) are left alone."""
+    if os.environ.get("DVC_STAGE"):
+        _term_when_parent_dies()
 
 
 def listening_pids(port: int) -> set[int] | None:

@@ -133,7 +133,8 @@ def flips(accuracy: dict[str, Any], slices: dict[str, dict]) -> dict[str, Any]:
 
 
 # MLPerf Inference's output-length rule for quantized submissions: tokens per sample within
-# 90–110% of the reference's (reported here; a variant outside it says so).
+# 90–110% of the reference's (each slice reported; the profiles' output_length_band judges the
+# overall interval).
 LENGTH_BAND = (0.9, 1.1)
 
 

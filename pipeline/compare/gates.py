@@ -166,6 +166,7 @@ def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg, *, alph
     if t.max_drop_any_slice is not None:
         crit.append(_any_slice(v, t.max_drop_any_slice, alpha))
     crit += _json(v, t, alpha, power, not_applicable)
+    crit += _length(v, t, not_applicable)
     crit += signals.kld(v, t, limits, not_applicable)
     crit += signals.top1(v, limits, not_applicable)
     crit += signals.agreement(v, t, limits, alpha, not_applicable)
@@ -212,6 +213,25 @@ def _json(v: dict[str, Any], t: GateThresholds, alpha: float, power: float | Non
         return []
     return [_ni("json_validity", "critical", "valid JSON answers", j, t.max_drop_json_validity,
                 alpha, power)]
+
+
+def _length(v: dict[str, Any], t: GateThresholds, not_applicable: list) -> list[dict[str, Any]]:
+    """The output-length ratio's interval against the profile's band (MLPerf's 90–110%)."""
+    if t.output_length_band is None:
+        return []
+    ol = (v.get("output_length") or {}).get("overall") or {}
+    if ol.get("ratio") is None or not ol.get("ci"):
+        not_applicable.append({"criterion": "output_length",
+                               "why": "no output token counts for the reference's items"})
+        return []
+    (a, b), (lo, hi) = t.output_length_band, ol["ci"]
+    verdict = "pass" if a <= lo and hi <= b else "fail" if hi < a or lo > b else "inconclusive"
+    word = {"pass": "inside", "fail": "outside", "inconclusive": "not settled against"}[verdict]
+    return [{"criterion": "output_length", "kind": "critical", "verdict": verdict,
+             "value": ol["ratio"], "ci_low": lo, "ci_high": hi, "threshold": [a, b], "n": ol.get("n"),
+             "message": f"output tokens ×{ol['ratio']:.3f} the reference's (95% CI [{lo:.3f}, {hi:.3f}], "
+                        f"{ol.get('n')} items): {word} the band {a:g}–{b:g} (MLPerf Inference's "
+                        "output-length rule)"}]
 
 
 def matched_speed(v: dict[str, Any], bench: dict[str, Any] | None) -> dict[str, Any]:

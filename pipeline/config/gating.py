@@ -51,8 +51,21 @@ class GateThresholds(_Section):
     # reported as diagnostics. Set them only for a model you have measured.
     min_task_agreement: Share | None = None
     max_kld_mean: PositiveFloat | None = None
+    # Output tokens per item over the reference's (ratio of sums): MLPerf Inference's rule for
+    # quantized submissions (90–110%). Passes when its paired bootstrap interval lies inside the
+    # band, fails when it lies outside: a variant that answers much shorter (or longer) changed
+    # its behaviour, whatever its accuracy on a set the model mostly fails. null: not judged.
+    output_length_band: tuple[PositiveFloat, PositiveFloat] | None = (0.9, 1.1)
     min_speedup: PositiveFloat | None = None      # output tok/s ratio (serving engines only) …
     min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
+
+    @model_validator(mode="after")
+    def _band_around_one(self) -> GateThresholds:
+        band = self.output_length_band
+        if band is not None and not band[0] < 1.0 < band[1]:
+            _fail([(("output_length_band",), f"output_length_band {list(band)} does not hold 1.0",
+                    "give [low, high] with low < 1 < high, e.g. [0.9, 1.1] (MLPerf's), or null")])
+        return self
 
 
 GATE_PROFILES = ("compliance_audit", "finance_medical", "general_saas", "research", "custom")
@@ -71,8 +84,8 @@ class GatesConfig(_Section):
         if self.profile == "custom" and self.custom is None:
             _fail([(("custom",), "gates.profile is custom but gates.custom is empty",
                     "give max_drop_overall, max_drop_slice (and optionally max_drop_any_slice, "
-                    "max_drop_json_validity, min_task_agreement, max_kld_mean, min_speedup, "
-                    "min_compression)")])
+                    "max_drop_json_validity, output_length_band, min_task_agreement, "
+                    "max_kld_mean, min_speedup, min_compression)")])
         bad = [s for s in self.critical_slices if "=" not in s]
         if bad:
             _fail([(("critical_slices",), f"critical slice '{bad[0]}' is not <key>=<value>",

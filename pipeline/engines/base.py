@@ -20,6 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import httpx
@@ -174,7 +175,14 @@ class ServerEngine(Engine):
         return [*self.program(), *self.arguments()]
 
     def environment(self) -> dict[str, str]:
-        return dict(os.environ)
+        """The engine's environment: this process's, with what the engine sets itself."""
+        return {**os.environ, **self.own_environment(os.environ)}
+
+    def own_environment(self, ambient: Mapping[str, str]) -> dict[str, str]:
+        """The variables the engine sets on top of `ambient` (its settings', its defaults where
+        `ambient` has none). Called with an empty `ambient`, every variable it may set: what a
+        handoff bundle names, whatever the environment of whoever built it."""
+        return {}
 
     def portable_command(self, model_dir: Path, *, as_name: str = "model", port: int = 8000) -> str:
         """The exact command line this engine runs, with the model at `as_name` and a fixed
@@ -188,9 +196,9 @@ class ServerEngine(Engine):
             self.port = saved
         from pipeline.secrets import mask_args
 
-        # Environment settings by name only: their values (tokens, say) are the user's to supply.
-        env = [f'{k}="${{{k}}}"' for k, v in sorted(self.environment().items())
-               if os.environ.get(k) != v]
+        # Environment settings by name only: their values (tokens, say) are the user's to supply;
+        # which names, a function of the engine and its settings alone (not of who builds it).
+        env = [f'{k}="${{{k}}}"' for k in sorted(self.own_environment({}))]
         return " ".join([*env, shlex.join([*self.portable_program(), *mask_args(args)])])
 
     def request_extras(self, ignore_eos: bool) -> dict[str, Any]:

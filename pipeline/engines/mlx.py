@@ -41,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import httpx
@@ -166,15 +167,15 @@ class MlxEngine(ServerEngine):
                 "--prompt-cache-size", str(s.get("prompt_cache_size", 0)),
                 *[str(a) for a in s.get("extra_args", [])]]
 
-    def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
+    def own_environment(self, ambient: Mapping[str, str]) -> dict[str, str]:
+        env = dict(ambient)
         env.setdefault("HF_HUB_OFFLINE", "1")
         env.setdefault("TRANSFORMERS_OFFLINE", "1")
         # /v1/models scans the HF cache and sends an empty 200 body when there is none
         if self._hf_cache is None:
             self._hf_cache = tempfile.mkdtemp(prefix="qpipe-mlx-hf-")
         env["HF_HUB_CACHE"] = self._hf_cache
-        return env
+        return {k: v for k, v in env.items() if ambient.get(k) != v}
 
     # ── start, readiness, death ──────────────────────────────────────────────────────────
     def prepare(self) -> None:

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
@@ -205,8 +206,8 @@ class VllmEngine(ServerEngine):
         # by side would all bind the same cores
         return {"VLLM_CPU_OMP_THREADS_BIND": ",".join(map(str, cores))}
 
-    def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
+    def own_environment(self, ambient: Mapping[str, str]) -> dict[str, str]:
+        env = dict(ambient)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(self.settings.get("cpu_kvcache_gb", 1)))
         own = {k: str(v) for k, v in (self.settings.get("env") or {}).items()}
         env.update(own)
@@ -223,7 +224,7 @@ class VllmEngine(ServerEngine):
         env.setdefault("VLLM_NO_USAGE_STATS", "1")
         env.setdefault("DO_NOT_TRACK", "1")
         env.setdefault("HF_HUB_OFFLINE", "1")
-        return env
+        return {k: v for k, v in env.items() if ambient.get(k) != v}
 
     def info(self) -> EngineInfo:
         log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

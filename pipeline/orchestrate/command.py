@@ -32,6 +32,7 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
         say(str(err))
         raise typer.Exit(1) from err
     cfg = loaded.execution if loaded else ExecutionConfig()
+    _remove_stale_staging(params.resolve().parent, say)
     if loaded:
         from pipeline.orchestrate.strays import stray_outputs, warning
 
@@ -64,3 +65,14 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
         raise typer.Exit(1) from err
     for line in summary(outcomes):
         say(line)
+
+
+def _remove_stale_staging(root: Path, say) -> None:
+    """Staging folders of runs that were killed (no `finally` ran) go before anything runs."""
+    import shutil
+
+    from pipeline.orchestrate.strays import stale_staging
+
+    for path in stale_staging(root):
+        shutil.rmtree(path, ignore_errors=True)
+        say(f"removed {path.relative_to(root)}: the staging folder of a run that was killed")

@@ -23,13 +23,28 @@ def stray_outputs(params, root: Path) -> list[Path]:
         if not folder.is_dir():
             continue
         for entry in sorted(folder.iterdir()):
-            if entry.name in names or entry.name == ".gitignore" or entry.name in own.get(folder, ()):
+            if (entry.name in names or entry.name == ".gitignore" or entry.name in own.get(folder, ())
+                    or entry.name.startswith((".staging-", ".old-"))):  # a run's, ignored by DVC
                 continue
             found.append(entry)
     runs = root / params.quantize.runs_dir
     if runs.is_dir():
         found += [f for f in sorted(runs.iterdir())
                   if f.name != ".gitignore" and not (f.suffix in (".json", ".log") and f.stem in names)]
+    return found
+
+
+def stale_staging(root: Path, depth: int = 3) -> list[Path]:
+    """Staging folders left by killed runs (pipeline.io.stale_staging) in the workspace's output
+    folders, down to `depth` levels (hidden top-level folders — .git, .dvc, .venv — skipped)."""
+    from pipeline.io import stale_staging as stale_in
+
+    found: list[Path] = []
+    level = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    for _ in range(depth):
+        found += [p for d in level for p in stale_in(d)]
+        level = [c for d in level for c in d.iterdir()
+                 if c.is_dir() and not c.is_symlink() and not c.name.startswith(".")]
     return found
 
 

@@ -29,6 +29,7 @@ def entry(overall=(1500, 4, 2), tool=(200, 1, 0), flips=None, json_counts=(200, 
                           "baseline": {"json_validity": 1.0, "repetition_rate": 0.0,
                                        "hit_max_tokens_share": 0.0},
                           "consistency": {"task_agreement": 1 - changed / n}},
+            "output_length": {"overall": {"n": n, "ratio": 1.0, "ci": [0.98, 1.02]}},
             "speed": {"serving_engine": serving}, "compression": compression}
 
 
@@ -52,7 +53,7 @@ def test_a_clean_variant_passes():
     g = evaluate_gates(entry(), {"v": {"output_tps_ratio": 1.3}}, SAAS)
     assert g["verdict"] == "pass" and g["passed"] and g["failed"] == [] and g["inconclusive"] == []
     assert set(verdicts(g)) == {"accuracy_overall", "slice:scenario=tool_call", "any_slice",
-                                "json_validity", "gain"}
+                                "json_validity", "output_length", "gain"}
     # without this model's limits, task agreement is reported, not judged
     na = {x["criterion"]: x for x in g["not_applicable"]}
     assert "no gate calibration" in na["task_agreement"]["why"] and na["task_agreement"]["value"] == 0.004
@@ -262,3 +263,23 @@ def test_the_gain_is_judged_against_the_variants_own_engine_reference():
     bench["v"]["log_latency_ratios"] = slower
     assert next(c for c in evaluate_gates(e2, bench, SAAS)["criteria"]
                 if c["criterion"] == "gain")["ci_low"] == 4.96
+
+
+@pytest.mark.parametrize("ci, verdict", [((0.97, 1.04), "pass"), ((0.54, 0.66), "fail"),
+                                         ((1.12, 1.3), "fail"), ((0.83, 0.94), "inconclusive")])
+def test_output_length_is_judged_from_its_interval_against_mlperfs_band(ci, verdict):
+    """A variant answering 40% shorter (a real Q2_K: ×0.60 [0.54, 0.66]) fails however its
+    accuracy reads; one whose interval straddles the band's edge is not settled."""
+    v = entry()
+    v["output_length"] = {"overall": {"n": 1500, "ratio": sum(ci) / 2, "ci": list(ci)}}
+    g = evaluate_gates(v, {"v": {"output_tps_ratio": 1.3}}, SAAS)
+    assert verdicts(g)["output_length"] == verdict and g["verdict"] == verdict
+    custom = GatesConfig(profile="custom", critical_slices=["scenario=tool_call"],
+                         custom=GateThresholds(max_drop_overall=0.03, max_drop_slice=0.05,
+                                               output_length_band=None, min_compression=1.5))
+    assert "output_length" not in verdicts(evaluate_gates(v, None, custom))
+
+
+def test_an_output_length_band_must_hold_one():
+    with pytest.raises(ValueError, match="output_length_band"):
+        GateThresholds(max_drop_overall=0.03, max_drop_slice=0.05, output_length_band=(1.1, 1.3))

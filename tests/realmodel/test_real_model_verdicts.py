@@ -4,7 +4,8 @@ demo would fail its good variants. With the default profile and no gate calibrat
 
 - Q8_0 passes on business accuracy against llama.cpp's own F16 (the engine held fixed), whatever
   its KL — the KL is reported as a diagnostic, never failed against a constant;
-- a damaged Q2_K is never passed, and its far shorter answers are flagged;
+- a damaged Q2_K fails: its answers are far shorter than the reference's (MLPerf's output-length
+  rule, which the default profile judges), whatever its accuracy on items the model mostly fails;
 - a variant planted on the real records (the reference's, 5% of items turned wrong) fails.
 """
 
@@ -48,14 +49,15 @@ def test_q8_0_passes_on_business_accuracy_and_agreement_is_a_diagnostic(real_pro
     assert "no gate calibration" in na["task_agreement"]["why"]
 
 
-def test_a_damaged_q2_k_is_never_passed_and_its_damage_is_shown(real_project):
+def test_a_damaged_q2_k_fails_on_its_far_shorter_answers(real_project):
     # This model answers ~13% of the demo's business items right (it does not know the fictional
-    # company), so a 2-bit variant cannot lose many accuracy points here: without a gate
-    # calibration its verdict must not be a pass, and the report must show what the damage does —
-    # far shorter answers, results changed both ways. (With this model's gate calibration its KL
-    # fails the derived limit: benchmarks/real_model_verdicts.py, benchmarks/RESULTS.md.)
+    # company), so a 2-bit variant cannot lose many accuracy points here, and its KL sits inside
+    # the wide interval of this model's derived limit (benchmarks/RESULTS.md). What it does lose
+    # is its answers: far shorter ones, outside MLPerf's 90–110% output-length band, which the
+    # default profile judges — and results changed both ways, reported.
     v = judged(real_project, "gguf_q2_k_business")
-    assert v["gate"]["verdict"] != "pass", [c["message"] for c in v["gate"]["criteria"]]
+    assert v["gate"]["verdict"] == "fail", [c["message"] for c in v["gate"]["criteria"]]
+    assert [c["criterion"] for c in v["gate"]["failed"]] == ["output_length"]
     length = v["output_length"]["overall"]
     assert length["ci"][1] < 0.9 and not length["within_band"], length
     f = v["flips"]["overall"]

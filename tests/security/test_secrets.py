@@ -149,3 +149,20 @@ def test_the_command_lines_log_masks_a_bearer_key_a_library_prints(capsys):
         logger.removeHandler(handler)
     err = capsys.readouterr().err
     assert key not in err and err.count("Bearer ***") == 2
+
+
+def test_a_bundles_serve_command_does_not_depend_on_the_callers_environment(tmp_path, monkeypatch):
+    """The same engine and settings give the same serve line whatever the environment of whoever
+    builds the bundle (a variable the engine defaults, set or not by the caller, changed it)."""
+    settings = {"cpu_kvcache_gb": 1, "env": {"HF_TOKEN": "x"}}
+    eng = get_engine("vllm")(tmp_path / "model", settings, log_path=tmp_path / "engine.log")
+    for k in ("DO_NOT_TRACK", "VLLM_NO_USAGE_STATS", "HF_HUB_OFFLINE", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(k, raising=False)
+    bare = eng.portable_command(tmp_path / "model")
+    for k, v in (("DO_NOT_TRACK", "true"), ("VLLM_NO_USAGE_STATS", "1"), ("HF_HUB_OFFLINE", "1"),
+                 ("OMP_NUM_THREADS", "7"), ("SOME_UNRELATED", "1")):
+        monkeypatch.setenv(k, v)
+    assert eng.portable_command(tmp_path / "model") == bare
+    assert 'DO_NOT_TRACK="${DO_NOT_TRACK}"' in bare and "SOME_UNRELATED" not in bare
+    # the engine still runs with the caller's value where the caller set one
+    assert eng.environment()["DO_NOT_TRACK"] == "true"
