@@ -110,15 +110,10 @@ def edit_one_pool_record(root: Path) -> str:
     raise AssertionError(f"pool record {wanted} not found in calibration/sources/demo")
 
 
-@pytest.fixture(scope="module")
-def pipeline_run(repo, tmp_path_factory):
-    """dvc repro; edit one pool line; status; repro split; status; repro — recording each step."""
-    bin_dir = venv_bin(repo)
-    base = tmp_path_factory.mktemp("dvc")
-    root = base / "project"
-    root.mkdir()
-    copy_project(repo, root)
-    env = os.environ | {
+def pipeline_env(base: Path, bin_dir: Path) -> dict[str, str]:
+    """The environment a project copy under `base` runs its `dvc` and `qpipe` in: the venv's
+    tools first, DVC's site, global and system config kept under `base`, offline model hubs."""
+    return os.environ | {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "DVC_NO_ANALYTICS": "1",
         "DVC_SITE_CACHE_DIR": str(base / "dvc-site-cache"),
@@ -127,6 +122,17 @@ def pipeline_run(repo, tmp_path_factory):
         "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
     }
+
+
+@pytest.fixture(scope="module")
+def pipeline_run(repo, tmp_path_factory):
+    """dvc repro; edit one pool line; status; repro split; status; repro — recording each step."""
+    bin_dir = venv_bin(repo)
+    base = tmp_path_factory.mktemp("dvc")
+    root = base / "project"
+    root.mkdir()
+    copy_project(repo, root)
+    env = pipeline_env(base, bin_dir)
 
     def run(*cmd: str) -> str:
         # a safety net only (a busy 2-core machine can take several minutes per step)

@@ -14,10 +14,13 @@ from pathlib import Path
 
 def stray_outputs(params, root: Path) -> list[Path]:
     """Entries of the shared output folders that belong to no variant in `params`."""
+    from pipeline.layout import Layout
+
     names = set(params.variants)
-    results = root / params.evaluate.out_dir
-    divergence = results / "divergence"
-    own = {results: {divergence.name, "divergence-reference", Path(params.bench.out_dir).name}}
+    layout = Layout(root, params)
+    results, divergence = layout.results, layout.divergence
+    own = {results: {divergence.name, layout.divergence_reference.name, layout.gate_calibration.name,
+                     Path(params.bench.out_dir).name}}
     found = []
     for folder in (root / params.quantize.out_dir, results, divergence):
         if not folder.is_dir():
