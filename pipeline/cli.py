@@ -31,8 +31,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
     from pipeline.logs import configure
 
     configure(console, verbose)  # every record with its secrets masked
-    # Every command: SIGTERM takes the Ctrl-C path, so engines, workers, staging folders and temp
-    # files are cleaned up by the same `finally` blocks as an interrupt.
+    # SIGTERM (for a stage, its launcher's death too) takes the Ctrl-C path: the same `finally`s
     terminate_as_interrupt()
     stage_dies_with_launcher()
 

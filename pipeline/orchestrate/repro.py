@@ -10,10 +10,9 @@ at once, through an executor (a local process here; a Ray task with `execution: 
 
 Side by side on this host, each running command has its own share of the CPUs this process may
 use (`cpu_shares`: disjoint, one per job slot; Linux CPU affinity, inherited by the engines a
-stage starts), with the thread count a serial run would have (`OMP_NUM_THREADS`: results do
-not change) and idle OpenMP threads sleeping. Two vLLM evaluations unpinned both bound their
-worker to core 0 (vLLM binds to the first allowed cores); pinned, the pair took 110 s against
-161 s, every output identical (docs/engines.md).
+stage starts), with the thread count a serial run would have (`OMP_NUM_THREADS`) and idle
+OpenMP threads sleeping: two vLLM evaluations, unpinned, both bound core 0; pinned, the pair
+took 110 s against 161 s, every output identical (docs/engines.md).
 
 dvc.lock ends as a serial `dvc repro` leaves it: entries that existed keep their place, updated
 in place; new ones follow in DVC's plan order (the order serial runs append them). A failed
@@ -39,6 +38,7 @@ from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.relay import relay
+from pipeline.orchestrate.workspace import workspace_lock
 from pipeline.processes import affinity, gate_env
 
 log = logging.getLogger(__name__)
@@ -255,7 +255,7 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
     outcomes: dict[str, Outcome] = {}
     try:
         # DVC resolves stage paths against the working directory (its CLI runs inside the repo)
-        with contextlib.chdir(root), workspace_lock(repo, root):
+        with contextlib.chdir(root), workspace_lock(repo, root, ReproError):
             graph = get_active_graph(repo.index.graph)
             chosen = collect_stages(repo, targets or [str(root / "dvc.yaml")])
             plan = plan_repro(graph, chosen)
@@ -392,45 +392,6 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             + "; the other stages are recorded in dvc.lock — fix the failure and run it again",
             outcomes=result)
     return result
-
-
-@contextlib.contextmanager
-def workspace_lock(repo, root: Path):
-    """DVC's repository lock for the whole run; when another process holds it, a ReproError
-    that names that process and what to do (DVC's own message names neither)."""
-    from dvc.lock import LockError
-    from dvc.repo import lock_repo
-
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(lock_repo(repo))
-        except LockError as err:
-            raise ReproError(busy(root)) from err
-        yield
-
-
-def busy(root: Path) -> str:
-    """Who holds the workspace's DVC lock (.dvc/tmp/lock records its holder's pid), and what to
-    do about it. The holder's command line is shown with its secrets masked."""
-    lock = root / ".dvc" / "tmp" / "lock"
-    try:
-        pid = int(lock.read_text(encoding="utf-8", errors="replace").split()[0])
-    except (OSError, ValueError, IndexError):
-        return (f"the workspace {root} is busy: another DVC process holds its lock ({lock}; "
-                "its pid is not recorded) — wait for it to finish, then run again")
-    try:
-        import psutil
-
-        from pipeline.secrets import mask_args
-
-        proc = psutil.Process(pid)
-        what = " ".join(mask_args(proc.cmdline()))[:300] or proc.name()
-    except Exception:  # noqa: BLE001 — gone, or not ours to inspect (psutil.AccessDenied)
-        return (f"the workspace {root} was busy: process {pid} held its lock ({lock}) and is no "
-                "longer running here — run again (the lock is the system's: it goes with its holder)")
-    return (f"the workspace {root} is busy: process {pid} ({what}) holds its DVC lock ({lock}) — "
-            f"wait for it to finish, or stop it (`kill {pid}`: a qpipe stage or `qpipe repro` cleans "
-            "up and exits), then run again")
 
 
 def summary(outcomes: list[Outcome]) -> list[str]:
