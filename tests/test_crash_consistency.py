@@ -33,7 +33,7 @@ import pytest
 import yaml
 from demo.matrix import full_params
 
-from test_dvc_pipeline import MODEL_FILES, pipeline_env, venv_bin
+from test_dvc_pipeline import pipeline_env, venv_bin, write_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -72,23 +72,12 @@ def make_project(repo: Path, root: Path) -> None:
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=16, output_len=4,
                            concurrency=[1], stream_requests=1, variants=["baseline", "gguf_f16"])
     params["compare"].update(noise_floor={}, engine_baselines={"llamacpp": "gguf_f16"})
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("calibration", "recipes", "pipeline", "constraints", "scripts"):
-        shutil.copytree(repo / name, root / name, ignore=ignore)
-    (root / "models" / "demo").mkdir(parents=True)
-    for name in MODEL_FILES:
-        if (repo / "models" / "demo" / name).is_file():
-            shutil.copy2(repo / "models" / "demo" / name, root / "models" / "demo" / name)
-
-
-def _lock_entry(lock: dict, name: str) -> dict:
-    return lock[name]
+    write_project(repo, root, params)
 
 
 def deterministic_outs(root: Path) -> dict[str, list]:
     lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
-    return {n: sorted((o["path"], o.get("md5")) for o in _lock_entry(lock, n)["outs"]) for n in DETERMINISTIC}
+    return {n: sorted((o["path"], o.get("md5")) for o in lock[n]["outs"]) for n in DETERMINISTIC}
 
 
 def never_ran(root: Path, stage: str) -> None:

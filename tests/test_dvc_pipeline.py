@@ -63,6 +63,11 @@ def copy_project(repo: Path, root: Path) -> None:
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=32, output_len=8,
                            concurrency=[1], stream_requests=2,
                            variants=["baseline", "gguf_q4_k_m_business"])
+    write_project(repo, root, params)
+
+
+def write_project(repo: Path, root: Path, params: dict) -> None:
+    """`params` as root's params.yaml, beside the code, recipes, logs and demo model it names."""
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("calibration", "recipes", "pipeline", "constraints", "scripts"):
