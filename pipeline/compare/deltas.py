@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.config.gating import MLPERF_LENGTH_BAND
 from pipeline.evaluate import detectors
 import numpy as np
 
@@ -132,10 +133,9 @@ def flips(accuracy: dict[str, Any], slices: dict[str, dict]) -> dict[str, Any]:
     return {"overall": one(accuracy), "slices": {k: one(s) for k, s in slices.items()}}
 
 
-# MLPerf Inference's output-length rule for quantized submissions: tokens per sample within
-# 90–110% of the reference's (each slice reported; the profiles' output_length_band judges the
-# overall interval).
-LENGTH_BAND = (0.9, 1.1)
+# Each slice's ratio is reported against MLPerf's band; the profile's output_length_band judges
+# the overall interval (pipeline/compare/gates.py).
+LENGTH_BAND = MLPERF_LENGTH_BAND
 
 
 def output_length(base: list[dict], other: list[dict], *, alpha: float, seed: int,

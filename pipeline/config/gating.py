@@ -32,6 +32,11 @@ class CompareConfig(_Section):
     plan_null_pass: Share = 0.95
 
 
+# MLPerf Inference's output-length rule for quantized submissions: tokens per sample within
+# 90–110% of the reference's. The built-in profiles judge it; compare reports each slice against it.
+MLPERF_LENGTH_BAND = (0.9, 1.1)
+
+
 class GateThresholds(_Section):
     """One business-strictness profile: non-inferiority margins, the largest TRUE loss the
     business accepts (0.01 = 1 accuracy point). A criterion passes when the lower bound of the
@@ -55,7 +60,7 @@ class GateThresholds(_Section):
     # quantized submissions (90–110%). Passes when its paired bootstrap interval lies inside the
     # band, fails when it lies outside: a variant that answers much shorter (or longer) changed
     # its behaviour, whatever its accuracy on a set the model mostly fails. null: not judged.
-    output_length_band: tuple[PositiveFloat, PositiveFloat] | None = (0.9, 1.1)
+    output_length_band: tuple[PositiveFloat, PositiveFloat] | None = MLPERF_LENGTH_BAND
     min_speedup: PositiveFloat | None = None      # output tok/s ratio (serving engines only) …
     min_compression: PositiveFloat | None = None  # … or size ratio: one of the two must hold
 
