@@ -45,15 +45,66 @@ def die_with_parent() -> None:
     _term_when_parent_dies()
 
 
+SHELLS = {"sh", "dash", "bash", "zsh", "fish", "ksh", "mksh", "busybox"}
+
+
 def stage_dies_with_launcher() -> None:
     """A stage command — DVC sets DVC_STAGE in the environment of every command it runs, and
     `qpipe repro` runs them through DVC's own code — gets SIGTERM when the process that started
-    it dies (a `dvc repro` or `qpipe repro` killed with SIGKILL), which takes the Ctrl-C path
+    it dies (a `dvc repro` or `qpipe repro` killed by a signal), which takes the Ctrl-C path
     (terminate_as_interrupt): its engines stop and its staging folder goes, within seconds,
     instead of an orphan finishing its work into a workspace that a new run may own by then.
-    Other commands (`qpipe ui` started from a shell that then exits, say) are left alone."""
-    if os.environ.get("DVC_STAGE"):
-        _term_when_parent_dies()
+
+    DVC starts the command through `$SHELL -c` (or /bin/sh). bash execs a lone command, but
+    dash — Debian's /bin/sh — stays as our parent and outlives the launcher, so the death
+    signal would never come: the launcher is then the nearest ancestor that is not a shell,
+    watched by a daemon thread. Other commands (`qpipe ui` started from a shell that then
+    exits, say) are left alone."""
+    if not os.environ.get("DVC_STAGE"):
+        return
+    _term_when_parent_dies()
+    launcher = _launcher()
+    if launcher is not None and launcher[0] != os.getppid():
+        import threading
+
+        threading.Thread(target=_watch, args=launcher, name="launcher-watch", daemon=True).start()
+
+
+def _launcher() -> tuple[int, str] | None:
+    """The nearest ancestor that is not a shell, with its start time (so a reused pid is not
+    taken for it); None where /proc does not say."""
+    pid = os.getppid()
+    for _ in range(8):
+        stat = _stat_fields(pid)
+        if stat is None:
+            return None
+        name, fields = stat
+        if name not in SHELLS:
+            return pid, fields[19]
+        pid = int(fields[1])
+        if pid <= 1:
+            return None
+    return None
+
+
+def _stat_fields(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the /proc stat fields after it (state first)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    head, _, tail = raw.rpartition(")")
+    return head.split("(", 1)[-1], tail.split()
+
+
+def _watch(pid: int, started: str, every: float = 0.25) -> None:
+    """SIGTERM to this process once `pid` (started at `started`) has ended."""
+    while True:
+        stat = _stat_fields(pid)
+        if stat is None or stat[1][19] != started or stat[1][0] in ("Z", "X"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        time.sleep(every)
 
 
 def listening_pids(port: int) -> set[int] | None:

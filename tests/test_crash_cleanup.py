@@ -92,10 +92,15 @@ def test_dvc_ignores_a_staging_folder_left_in_a_dependency(tmp_path):
     assert "changed deps" in run("status").stdout
 
 
-@pytest.mark.parametrize("stage", [True, False])
-def test_a_stage_command_dies_with_the_process_that_started_it(stage):
+@pytest.mark.parametrize("stage,shell", [(True, None), (True, "/bin/sh"), (True, "/bin/bash"),
+                                         (False, None), (False, "/bin/sh")])
+def test_a_stage_command_dies_with_the_process_that_started_it(stage, shell):
     """DVC_STAGE set (a command DVC or `qpipe repro` runs): SIGTERM when its launcher is
-    SIGKILLed. Without it (a command a user started), nothing changes."""
+    SIGKILLed, also when DVC started it through a shell that stays as its parent (dash, Debian's
+    /bin/sh, does not exec a lone command). Without it (a command a user started), nothing
+    changes."""
+    if shell and not Path(shell).exists():
+        pytest.skip(f"no {shell} here")
     child = textwrap.dedent(f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r})
@@ -105,8 +110,11 @@ def test_a_stage_command_dies_with_the_process_that_started_it(stage):
         time.sleep(60)
     """)
     launcher = textwrap.dedent(f"""
-        import subprocess, sys, time
-        p = subprocess.Popen([sys.executable, "-c", {child!r}], stdout=sys.stdout)
+        import shlex, subprocess, sys, time
+        cmd = [sys.executable, "-c", {child!r}]
+        if {shell!r}:
+            cmd = [{shell!r}, "-c", shlex.join(cmd)]
+        p = subprocess.Popen(cmd, stdout=sys.stdout)
         time.sleep(60)
     """)
     env = {k: v for k, v in os.environ.items() if k != "DVC_STAGE"}

@@ -160,6 +160,11 @@ def workspace(repo, tmp_path_factory):
     root.mkdir()
     make_project(repo, root)
     env = {k: v for k, v in pipeline_env(base, bin_dir).items() if k != "DVC_STAGE"}
+    # DVC runs each command through $SHELL -c, else /bin/sh. bash execs a lone command; dash
+    # (Debian's /bin/sh, and what a CI job without SHELL gets) stays between DVC and the stage:
+    # the harder case for "the stage dies with its launcher", so the campaign runs with it.
+    if Path("/bin/sh").exists():
+        env["SHELL"] = "/bin/sh"
     subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=env)
     subprocess.run([str(bin_dir / "dvc"), "init", "-q"], cwd=root, check=True, env=env)
     done = subprocess.run([str(bin_dir / "qpipe"), "repro", "--jobs", "1"], cwd=root, env=env,
