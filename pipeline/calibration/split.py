@@ -60,7 +60,8 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     only calibration-pool records are kept for pass 3."""
     pii_cfg = PIIConfig(enabled=params.split.pii.enabled,
                         dictionary_path=(root / params.split.pii.dictionary
-                                         if params.split.pii.dictionary else None))
+                                         if params.split.pii.dictionary else None),
+                        business_keys=params.split.pii.business_keys)
     scrubber = Scrubber(pii_cfg)
     key, report["ids"] = id_key(params)
     # Reject excerpts are always scrubbed, with the same dictionary when scrubbing is on, and

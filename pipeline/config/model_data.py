@@ -32,6 +32,9 @@ class DataConfig(_Section):
 class PiiConfig(_Section):
     enabled: bool = True
     dictionary: Path | None = None
+    # Type prefixes of this business's own system keys ("ACC" of ACC-101747), kept as written: an
+    # identifier written as a typed key is otherwise scrubbed when a label or its type introduces it.
+    business_keys: tuple[Annotated[str, Field(pattern=r"^[A-Z]{2,6}$")], ...] = ()
     # Record and conversation ids leave the split as keyed-hash pseudonyms (a conversation id is
     # often a phone number): HMAC-SHA256 with the key in this environment variable; unset, the
     # split's public salt is the key (stable, but not secret: the split report says so).

@@ -253,7 +253,7 @@ def test_a_detected_name_is_scrubbed_everywhere_in_the_text(scrubber):
     "I'm Sorry, I am Happy to help. This is Great. Dear Customer, Hello World!",
     "Thanks, that helps. Regards, Support Team",
     "token limit: 4096, max_tokens=512, the password is incorrect",
-    "Use std::vector, MAC 00:1A:2B:3C:4D:5E, ratio 3:2:1, ::1",
+    "Use std::vector, ratio 3:2:1, ::1, build 10:20:30",
     "I have 3 more questions on the way; it takes 30 days.",
     "Scores 0.81 0.77 0.93 0.88; prices 0.99 0.50 0.25 0.10",
     "plain numbers 1234567, 7654321 and call 555-0199",
@@ -452,7 +452,8 @@ def _ungated_spans(scrubber, text, monkeypatch):
     from pipeline.calibration.pii.detectors.persons import _persons
     from pipeline.calibration.pii.detectors.phones import _phones
     from pipeline.calibration.pii.detectors.credentials import _secrets
-    from pipeline.calibration.pii.prefilter import _Needs
+    from pipeline.calibration.pii.detectors import cued, labelled, shapes
+    from pipeline.calibration.pii.prefilter import Scan, _Needs
     from pipeline.calibration.pii.terms import _terms
 
     monkeypatch.setattr(_Needs, "met", lambda self, text, lowered: True)
@@ -473,6 +474,13 @@ def _ungated_spans(scrubber, text, monkeypatch):
         spans.extend(_persons(text, addresses))
     if "PHONE" in kinds:
         spans.extend(_phones(text, scrubber.config.phone_regions))
+    for kind, detector in (("SECRET", shapes._paired_keys),
+                           ("NATIONAL_ID", lambda t: shapes._formatted_ids(Scan(t, ()))),
+                           ("DEVICE_ID", shapes._macs), ("WALLET", shapes._wallets),
+                           ("LOCATION", shapes._coordinates), ("ID", cued._cued_ids), ("ID", labelled._labelled),
+                           ("PERSON", cued._cued_names), ("PERSON", cued._names_by_script)):
+        if kind in kinds:
+            spans.extend(detector(text))
     spans.extend(_terms(text, scrubber._dict_re, scrubber._dict_kinds))
     return tuple(spans)
 

@@ -10,12 +10,12 @@ from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 PIIKind = Literal[
     "EMAIL", "PHONE", "NATIONAL_ID", "CARD", "IP", "SECRET", "URL_CREDENTIALS", "ADDRESS",
-    "PERSON", "IBAN", "PASSPORT", "DOB",
+    "PERSON", "IBAN", "PASSPORT", "DOB", "ID", "DEVICE_ID", "WALLET", "LOCATION",
 ]
 #: Also the tie-break order when two detections cover exactly the same text.
 ALL_KINDS: tuple[str, ...] = (
     "SECRET", "URL_CREDENTIALS", "EMAIL", "IBAN", "NATIONAL_ID", "PASSPORT", "CARD", "IP", "DOB",
-    "PHONE", "ADDRESS", "PERSON",
+    "PHONE", "ADDRESS", "PERSON", "WALLET", "DEVICE_ID", "ID", "LOCATION",
 )
 _RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
 DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "CN", "IN", "ES", "BR", "JP")
@@ -36,6 +36,8 @@ class PIIConfig(BaseModel):
     kinds: frozenset[PIIKind] = frozenset(ALL_KINDS)
     dictionary_path: Path | None = None
     phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
+    #: type prefixes of the business's own system keys ("ACC" of "ACC-101747"), kept as written
+    business_keys: tuple[str, ...] = ()
 
     @field_validator("phone_regions")
     @classmethod

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 _DIGIT_RE = re.compile(r"\d")  # the same notion of a digit as the patterns' \d
+_LETTERS_RE = re.compile(r"[^\W\d_]+")
+_ANY_LETTERS = r"[^\W\d_]*"
 
 # Characters that an ASCII letter matches under re.IGNORECASE but that str.lower() does not
 # turn into that letter ("ſ" matches "s", "K" matches "k", "ı" and "İ" match "i"): a text
@@ -58,15 +60,21 @@ class Scan:
     each worked out at most once: the digit count at once (nearly every prefilter reads
     it), the lower-cased text when a detector first asks for it."""
 
-    def __init__(self, text: str, regions: tuple[str, ...]) -> None:
+    def __init__(self, text: str, regions: tuple[str, ...], business_keys: frozenset[str] = frozenset()) -> None:
         self.text = text
         self.regions = regions  # the phone regions of the scrubber's config
+        self.business_keys = business_keys  # and its business's own key prefixes
         self.digits = _count_digits(text)
 
     @functools.cached_property
     def lowered(self) -> str | None:
         """The text lower-cased for :meth:`_Needs.met` (None: a case-folding exception)."""
         return _lowered(self.text)
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """The text's words (runs of letters), case-folded: for detectors gated by cue words."""
+        return frozenset(_LETTERS_RE.findall(self.text.casefold()))
 
 
 Prefilter = Callable[[Scan], bool]
@@ -92,6 +100,36 @@ def digit_or_not_ascii(scan: Scan) -> bool:
     (an IBAN, a passport number, a date of birth, a phone after "tel", a name in a non-Latin
     script) needs the one or the other of."""
     return scan.digits > 0 or not scan.text.isascii()
+
+
+def cue_words(cues: tuple[str, ...]) -> Prefilter:
+    """A necessary condition for one of ``cues`` (regular expressions, case-insensitive) to
+    match: the text holds a word equal to a cue's leading letters (where the pattern goes on
+    with a space or ends), a word starting with them (a stem: "licen" of ``licen[cs]e``), the
+    letters after a leading ``[^\\W\\d_]*`` anywhere ("nummer" of a compound), a cue's leading
+    symbol ("#"), or a character outside ASCII (cues in other scripts are not checked here)."""
+    exact, stems, inside = set(), set(), set()
+    for cue in cues:
+        if cue.startswith(_ANY_LETTERS):
+            inside.add(re.match(r"[a-z]*", cue[len(_ANY_LETTERS):]).group())
+            continue
+        m = re.match(r"[a-z]+", cue)
+        if m is None:
+            inside.add(cue[0])
+            continue
+        rest = cue[m.end():]
+        (exact if rest == "" or rest[0] in " -" else stems).add(m.group())
+    words, prefixes, parts = frozenset(exact), tuple(sorted(stems)), tuple(sorted(inside))
+
+    def met(scan: Scan) -> bool:
+        if not scan.text.isascii():
+            return True
+        lowered = scan.lowered
+        if lowered is None or any(part in lowered for part in parts):
+            return True
+        found = scan.words
+        return not words.isdisjoint(found) or any(w.startswith(prefixes) for w in found)
+    return met
 
 
 def either(*prefilters: Prefilter) -> Prefilter:

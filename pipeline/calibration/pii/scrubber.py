@@ -64,7 +64,7 @@ class Scrubber:
         """What depends on the (masked) text alone: every detection but the record's learned
         names, in detector order, and the person names the text teaches. Cached per text
         (system prompts, canned answers and references repeat across records)."""
-        scan = Scan(text, self.config.phone_regions)
+        scan = Scan(text, self.config.phone_regions, frozenset(self.config.business_keys))
         spans: list[_Span] = []
         names: list[str] = []
         for detector in self._detectors:

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 from pipeline.calibration.pii.config import DEFAULT_PHONE_REGIONS
 # importing a detector module registers its detectors
-from pipeline.calibration.pii.detectors import addresses, contact, credentials, identity, persons, phones  # noqa: F401
+from pipeline.calibration.pii.detectors import (  # noqa: F401
+    addresses, contact, credentials, cued, identity, labelled, persons, phones, shapes,
+)
 from pipeline.calibration.pii.detectors.identity import _dobs, _ibans, _passports
 from pipeline.calibration.pii.detectors.persons import _persons_by_script
 from pipeline.calibration.pii.detectors.phones import _phones_by_context

@@ -1,0 +1,204 @@
+"""Identifiers introduced by a label, whatever they identify: coverage by construction.
+
+A personal value in a conversation is nearly always introduced by a label noun of its language —
+"number", "code", "key", "ID", "reference", "Nummer", "numéro", "número", "numer", "номер", "код",
+"号", "番号", "번호", "رقم", "नंबर" — or by an acronym ("MPAN", "CUPS", "BRP"). This detector does
+not list the kinds (library cards, frequent-flyer numbers, meter points, court cases, door codes,
+…): it takes the first identifier-shaped token (a digit in it, 4 characters at least) within a
+short reach after any label, and scrubs it as an ID.
+
+What it leaves alone are business keys, which the calibration set needs as they are written: a
+label qualified by a business noun ("order number", "tracking code", "promo code", "error code",
+"invoice no.", "SKU") and a value written as a system's typed key ("ORD-48213377", "ACC-101747").
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+
+from pipeline.calibration.pii.prefilter import Scan, cue_words
+from pipeline.calibration.pii.registry import register
+from pipeline.calibration.pii.spans import _Span, _strip_trailing
+
+_WORD_LABELS = (  # label nouns; compounds where the language writes them ("Zählernummer", "pasnummer")
+    r"number", r"no[.:]", r"nr\.?", r"n[°º]", r"#", r"id", r"code", r"key", r"pin", r"password", r"reference",
+    r"passcode", r"serial", r"ssid", r"network name",
+    r"[^\W\d_]*nummer", r"kennung", r"[^\W\d_]*zeichen", r"[^\W\d_]*schlüssel", r"passwort",
+    r"num[ée]ro", r"digicode", r"clé", r"identifiant",
+    r"número", r"código", r"clave", r"chave", r"senha",
+    r"numero", r"codice", r"chiave", r"[^\W\d_]*code", r"sleutel",
+    r"numer", r"nomor", r"kod\w*", r"klucz", r"hasło", r"sygnatur\w*",
+    r"numara\w*", r"şifre\w*", r"číslo", r"čísla", r"nummer\w*", r"αριθμός", r"κωδικός", r"số", r"mã",
+    r"серия", r"№", r"nomer",
+    r"номер\w*", r"код\w*", r"ключ\w*", r"пароль",
+)
+_SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"หมายเลข", r"รหัส", r"เลขที่", r"号码", r"编号", r"密码",
+                  r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
+                  r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
+_ACRONYM = r"[A-Z]{3,6}"
+_LABEL_RE = re.compile(  # a word label or an acronym ("SSN-looking" is neither), or a label of a script without spaces
+    rf"(?<![^\W\d_])(?:(?i:{'|'.join(_WORD_LABELS)})|{_ACRONYM})(?![^\W\d_]|-[^\W\d_]{{4}})"
+    rf"|(?:{'|'.join(_SCRIPT_LABELS)})")
+
+# business nouns: a label they qualify introduces a business key, not a personal value
+_BUSINESS = frozenset("""
+order orders invoice invoices tracking track trace shipment shipping delivery parcel package sku product
+model item items part article catalog catalogue version build release error status http exit return
+returns rma promo coupon discount voucher gift country area zip postal post batch lot purchase po
+transaction payment receipt refund ticket case incident request support project task issue bug job run
+commit page line room table step option tier store shop branch warehouse bin pallet gate flight
+bestellung rechnung sendung lieferung artikel fehler gutschein rabatt filiale lager charge
+commande facture suivi livraison colis erreur promo réduction magasin
+pedido factura seguimiento envío incidencia descuento cupón tienda
+encomenda fatura rastreio rastreamento desconto cupom loja erro versão
+ordine fattura spedizione sconto errore negozio
+bestelling factuur zending korting fout winkel
+zamówienia zamówienie faktury faktura przesyłki przesyłka rabatu błędu sklepu
+заказа заказ счёта счета посылки посылка трек скидки ошибки магазина
+замовлення рахунку посилки знижки помилки
+sipariş siparişi fatura kargo takip indirim hata mağaza
+pesanan faktur resi diskon kupon toko
+đơn hàng hóa đơn vận đơn mã giảm giá
+الطلب الفاتورة الشحنة الخصم الخطأ
+ऑर्डर इनवॉइस ट्रैकिंग डिस्काउंट
+""".split())
+_BUSINESS_PREFIXES = ("bestell", "rechnungs", "sendungs", "artikel", "auftrags", "kunden", "fehler", "track",
+                      "tracking", "order", "invoice", "bestel", "factuur", "trace", "gutschein", "rabatt",
+                      "promo", "coupon", "voucher", "discount", "sipariş", "indirim", "kargo", "rastre")
+_BUSINESS_ACRONYMS = frozenset("""
+SKU ASIN ISBN ISSN GTIN UPC ORD INV PO RMA HTTP HTTPS API URL USD EUR GBP JPY CNY INR BRL RUB KRW
+CHF CAD AUD PDF CSV XML JSON SQL CPU GPU RAM ROM SSD HDD USB OS IOS UTC GMT EST PST CET AM PM OK
+FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS
+""".split())
+_SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
+                    "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣",
+                    "注文", "請求", "伝票", "クーポン", "주문", "송장", "오류", "버전", "쿠폰", "할인")
+_TYPED_KEY_RE = re.compile(r"[A-Z]{2,5}(?:[-/][A-Z0-9]+)*[-/][A-Z0-9]*\d{3,}[A-Z0-9]*")
+_KEY_HEAD_RE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z0-9]{1,6}-)+$")
+_INSIDE_KEY_RE = re.compile(r"(?:/|\d-)$")
+_BUILTIN_KEYS = frozenset("ORD INV SKU PO RMA TKT SUP CASE REQ INC CHG TASK BUG PR".split())
+_FILLER_WORDS = frozenset("""
+is are was it's it which es est ist é è är er on to jest lautet die de del da di van for of my our the mi
+mio meu minha mon ma mein meine mijn mój moja della dello delle dei do dos das du des le la les el los
+las il lo gli der den dem het een a an mia mio mie mis tu tua your sua su seu sua à al au
+""".split())
+_FILLER_RE = re.compile(r"(?:[\s:=,–—-]|\b(?:is|are|was|it's|it is|which is|es|est|ist|é|è|är|er|on|to|jest|"
+                        r"lautet|die|de|del|da|di|van|for|of|my|our|the|mi|mio|meu|minha|mon|ma|mein|meine|"
+                        r"mijn|mój|moja)\b)*")
+_MAX_WORDS_BETWEEN = 3
+_INSIDE = frozenset("/\\.@:")
+_PATH_RE = re.compile(r"/[a-z]{3,}|[a-z]{3,}/")
+_REACH = 48
+_NATIONAL = ("br.cpf", "pl.pesel", "nl.bsn", "it.codicefiscale", "se.personnummer", "fi.hetu",
+             "no.fodselsnummer", "dk.cpr", "tr.tckimlik", "za.idnr", "mx.curp", "cl.rut", "ca.sin",
+             "de.idnr", "gb.nhs", "il.idnr", "ro.cnp", "jp.in_", "ru.inn", "kr.rrn", "be.nn",
+             "bg.egn", "ee.ik", "lt.asmens", "cz.rc", "ie.pps", "is_.kennitala", "pt.cc", "th.pin",
+             "id.nik", "ch.ssn", "gr.amka", "us.ssn", "es.dni", "in_.aadhaar", "fr.nir", "cn.ric")
+_VALIDATORS = tuple(importlib.import_module(f"stdnum.{m}") for m in _NATIONAL)
+
+
+def national(value: str) -> bool:
+    """Some python-stdnum national-id validator accepts ``value`` (checksum and format), and it
+    has 9 characters at least (shorter numbers pass some mod-11 check by chance too often)."""
+    if len(re.sub(r"[\s.\-/]", "", value)) < 9:
+        return False
+    for module in _VALIDATORS:
+        try:
+            if module.is_valid(value):
+                return True
+        except Exception:  # noqa: BLE001 — a validator that cannot parse the value says no
+            continue
+    return False
+
+
+_CASED = "A-Za-z0-9À-ÖØ-öø-ÿА-Яа-яЁё"  # a value may touch letters of scripts written without spaces
+_VALUE_RE = re.compile(rf"(?<![{_CASED}])[#*]?(?:\d{{2,}}(?:[ .\-/]\d{{2,}})+|[^\W_](?:[\w.\-/:#*&+]*[^\W_*#]|)[*#]?)"
+                       rf"(?![{_CASED}])")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？]\s|\n|[.!?。！？]$")
+
+
+_LINKS = frozenset("de do da del della di du des of for van der dla для на".split())
+
+
+def _qualifiers(text: str, label: re.Match[str]) -> list[str]:
+    """The words that can qualify the label: the one right before it ("order number") and the
+    one right after it, past a preposition ("numéro de commande", "رقم الطلب"), case-folded."""
+    before = re.split(r"[.!?;,:。！？\n]", text[max(0, label.start() - 40):label.start()])[-1].split()
+    after = re.split(r"[.!?;,:。！？\n]", text[label.end():label.end() + 30])[0].split()
+    if after and after[0].casefold() in _LINKS:
+        after = after[1:]
+    words = before[-1:] + after[:1]
+    return [w.strip(".,:;!?()\"'«»“”-").casefold().replace("\u0307", "") for w in words]
+
+
+def _business_label(text: str, label: re.Match[str]) -> bool:
+    """A label that introduces a business key: qualified by a business noun before or after it
+    ("order number", "numéro de commande", "رقم الطلب"), itself one ("Bestellnummer"), or a
+    business acronym ("SKU", "USD")."""
+    word = label.group()
+    if word in _BUSINESS_ACRONYMS:
+        return True
+    if word.casefold().startswith(_BUSINESS_PREFIXES):
+        return True
+    around = text[max(0, label.start() - 12):label.end() + 12]
+    if any(noun in around for noun in _SCRIPT_BUSINESS):
+        return True
+    return any(w in _BUSINESS or w.startswith(_BUSINESS_PREFIXES) for w in _qualifiers(text, label))
+
+
+def _acronym_only(label: re.Match[str]) -> bool:
+    word = label.group()
+    return word.isupper() and word.isalpha() and len(word) >= 2
+
+
+def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[_Span]:
+    for label in _LABEL_RE.finditer(text):
+        if _business_label(text, label) or _INSIDE_KEY_RE.search(text, max(0, label.start() - 2), label.start()):
+            continue  # a business key's label, or a part inside a key ("INV/20261203/MPL/…")
+        key = _TYPED_KEY_RE.match(text, label.start())
+        if key:  # "ADP-2023-0451": the acronym is the key's type; the whole key is the value
+            if label.group() not in business_keys:
+                head = _KEY_HEAD_RE.search(text, max(0, label.start() - 24), label.start())
+                start = head.start() if head else label.start()  # "HA-" of "HA-FIT-66120"
+                end = _strip_trailing(text, start, _VALUE_RE.match(text, label.start()).end())
+                yield _Span(start, end, "ID", text[start:end].upper())
+            continue
+        acronym = _acronym_only(label)
+        start = _FILLER_RE.match(text, label.end()).end()
+        stop = _SENTENCE_END_RE.search(text, label.end())
+        limit = min(label.end() + _REACH, stop.start() if stop else len(text))
+        words = 0  # words between the label and its value that say something ("vivienda")
+        for m in _VALUE_RE.finditer(text, start, limit + 24):
+            if m.start() > limit or words > _MAX_WORDS_BETWEEN:
+                break
+            end = _strip_trailing(text, m.start(), m.end())
+            value = text[m.start():end]
+            if text[m.start() - 1:m.start()] in _INSIDE or _PATH_RE.search(value):
+                break  # part of a path, a URL or an address, not a value of its own
+            digits = sum(c.isdigit() for c in value)
+            compact = re.sub(r"[\s.\-/:]", "", value)
+            if not digits:
+                words += value.casefold() not in _FILLER_WORDS
+                continue
+            if acronym and (len(compact) < 4 or digits < 6):
+                break  # an acronym names the first number after it, or nothing
+            if len(compact) < 4:
+                continue
+            if value.split("-")[0].split("/")[0] in business_keys:
+                break  # this business's own typed key ("ACC-101747"), kept as written
+            yield _Span(m.start(), end, "NATIONAL_ID" if national(value) else "ID", compact.upper())
+            break
+
+
+_LABEL_GATE = cue_words(tuple(label for label in _WORD_LABELS if label != r"n[°º]"))
+
+
+def _may_label(scan: Scan) -> bool:
+    """A digit, and a label word (or six digits, what an acronym label's value needs)."""
+    return scan.digits >= 6 or (scan.digits > 0 and _LABEL_GATE(scan))
+
+
+register("labelled_id", "ID", _may_label,
+         lambda scan: _labelled(scan.text, _BUILTIN_KEYS | scan.business_keys))
