@@ -17,6 +17,10 @@ from dataclasses import dataclass
 _DIGIT_RE = re.compile(r"\d")  # the same notion of a digit as the patterns' \d
 _LETTERS_RE = re.compile(r"[^\W\d_]+")
 _ANY_LETTERS = r"[^\W\d_]*"
+_LITERAL_RE = re.compile(r"[^\\()\[\]?*+{}|.^$]*")  # a pattern's leading literal text
+# scripts written with spaces between words (Latin, Greek, Cyrillic, Armenian): a cue's letters
+# there are a word; elsewhere (Han, kana, Hangul, Arabic, Hebrew, Indic, Thai) a substring
+_SPACED_RE = re.compile(r"[\u0000-\u058f\u1e00-\u1fff]+$")
 
 # Characters that an ASCII letter matches under re.IGNORECASE but that str.lower() does not
 # turn into that letter ("ſ" matches "s", "K" matches "k", "ı" and "İ" match "i"): a text
@@ -104,26 +108,27 @@ def digit_or_not_ascii(scan: Scan) -> bool:
 
 def cue_words(cues: tuple[str, ...]) -> Prefilter:
     """A necessary condition for one of ``cues`` (regular expressions, case-insensitive) to
-    match: the text holds a word equal to a cue's leading letters (where the pattern goes on
-    with a space or ends), a word starting with them (a stem: "licen" of ``licen[cs]e``), the
-    letters after a leading ``[^\\W\\d_]*`` anywhere ("nummer" of a compound), a cue's leading
-    symbol ("#"), or a character outside ASCII (cues in other scripts are not checked here)."""
+    match: the text holds a word equal to a cue's leading letters (where the pattern goes on with
+    a space or ends), a word starting with them (a stem: "licen" of ``licen[cs]e``), or, for a cue
+    that starts with ``[^\\W\\d_]*`` (the ending of a compound: "nummer") or with no letter ("#",
+    "№"), or in a script without spaces ("身份证", "رقم "), its literal text anywhere."""
     exact, stems, inside = set(), set(), set()
     for cue in cues:
         if cue.startswith(_ANY_LETTERS):
-            inside.add(re.match(r"[a-z]*", cue[len(_ANY_LETTERS):]).group())
+            cue = cue[len(_ANY_LETTERS):]
+            inside.add(_LITERAL_RE.match(cue).group().lower())
             continue
-        m = re.match(r"[a-z]+", cue)
-        if m is None:
-            inside.add(cue[0])
+        m = _LETTERS_RE.match(cue)
+        if m is None or not m.group().isascii() and not _SPACED_RE.match(m.group()):
+            inside.add(_LITERAL_RE.match(cue).group().lower())
             continue
         rest = cue[m.end():]
-        (exact if rest == "" or rest[0] in " -" else stems).add(m.group())
-    words, prefixes, parts = frozenset(exact), tuple(sorted(stems)), tuple(sorted(inside))
+        whole = rest == "" or (rest[0] in " -" and rest[1:2] not in ("?", "*"))
+        (exact if whole else stems).add(m.group().casefold())
+    words, prefixes = frozenset(exact), tuple(sorted(stems))
+    parts = tuple(sorted(p for p in inside if p))
 
     def met(scan: Scan) -> bool:
-        if not scan.text.isascii():
-            return True
         lowered = scan.lowered
         if lowered is None or any(part in lowered for part in parts):
             return True

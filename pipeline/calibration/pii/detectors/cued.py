@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 
 from pipeline.calibration.pii.detectors.labelled import national
-from pipeline.calibration.pii.prefilter import Scan, cue_words
+from pipeline.calibration.pii.prefilter import Scan, _Needs, cue_words
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import _Span, _strip_trailing
 
@@ -30,7 +30,7 @@ _ID_CUES = (  # what the label detector (labelled.py) cannot see: lower-case acr
     # through the label detector)
     r"ssn", r"vin", r"imei", r"iccid", r"imsi", r"meid", r"mrn", r"aadhaa?r", r"nhs", r"cpf", r"cnpj",
     r"pesel", r"bsn", r"curp", r"dni", r"nif", r"ktp", r"cccd", r"cmnd", r"resident registration",
-    r"licen[cs]e plate", r"number plate", r"medical record", r"henkilötunnu\w*", r"fødselsnummer\w*",
+    r"licen[cs]e plate", r"medical record", r"henkilötunnu\w*", r"fødselsnummer\w*",
     r"personnummer\w*", r"kimlik", r"führerschein\w*", r"personalausweis\w*", r"kennzeichen",
     r"carte d'identité", r"documento de identidad", r"tessera sanitaria", r"patente", r"targa",
     r"инн", r"снилс", r"паспорт\w*", r"ідентифікаційний код", r"身份证", r"护照", r"社保号", r"驾驶证",
@@ -191,7 +191,14 @@ def _may_cue_id(scan: Scan) -> bool:
 
 
 register("cued_id", "ID", _may_cue_id, lambda scan: _cued_ids(scan.text))
-register("cued_name", "PERSON", cue_words(_LATIN_CUES), lambda scan: _cued_names(scan.text),
-         teaches_names=True)
+# every Latin cue is a fixed phrase: its presence in the lower-cased text is the gate
+_LATIN_NEEDS = _Needs(tuple(cue.replace("\\", "") for cue in _LATIN_CUES), ignore_case=True)
+
+
+def _may_cue_name(scan: Scan) -> bool:
+    return not scan.text.isascii() or _LATIN_NEEDS.met(scan.text, scan.lowered)
+
+
+register("cued_name", "PERSON", _may_cue_name, lambda scan: _cued_names(scan.text), teaches_names=True)
 register("name_by_script", "PERSON", _has_non_ascii, lambda scan: _names_by_script(scan.text),
          teaches_names=True)

@@ -38,9 +38,20 @@ _SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"ห�
                   r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
                   r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
 _ACRONYM = r"[A-Z]{3,6}"
-_LABEL_RE = re.compile(  # a word label or an acronym ("SSN-looking" is neither), or a label of a script without spaces
-    rf"(?<![^\W\d_])(?:(?i:{'|'.join(_WORD_LABELS)})|{_ACRONYM})(?![^\W\d_]|-[^\W\d_]{{4}})"
-    rf"|(?:{'|'.join(_SCRIPT_LABELS)})")
+_COMPOUND = tuple(label for label in _WORD_LABELS if label.startswith(r"[^\W\d_]*"))  # "Zählernummer"
+_COMPOUND_PARTS = tuple(label[len(r"[^\W\d_]*"):] for label in _COMPOUND)
+
+
+def _label_re(labels: tuple[str, ...]) -> re.Pattern[str]:
+    """A word label or an acronym ("SSN-looking" is neither), or a label of a script without spaces."""
+    return re.compile(rf"(?<![^\W\d_])(?:(?i:{'|'.join(labels)})|{_ACRONYM})(?![^\W\d_]|-[^\W\d_]{{4}})"
+                      rf"|(?:{'|'.join(_SCRIPT_LABELS)})")
+
+
+# a leading [^\W\d_]* is costly at every position: the compound labels run only in texts holding
+# one of their endings
+_LABEL_RE = _label_re(_WORD_LABELS)
+_SIMPLE_LABEL_RE = _label_re(tuple(label for label in _WORD_LABELS if label not in _COMPOUND))
 
 # business nouns: a label they qualify introduces a business key, not a personal value
 _BUSINESS = frozenset("""
@@ -154,7 +165,9 @@ def _acronym_only(label: re.Match[str]) -> bool:
 
 
 def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[_Span]:
-    for label in _LABEL_RE.finditer(text):
+    lowered = text.lower()
+    labels = _LABEL_RE if any(part in lowered for part in _COMPOUND_PARTS) else _SIMPLE_LABEL_RE
+    for label in labels.finditer(text):
         if _business_label(text, label) or _INSIDE_KEY_RE.search(text, max(0, label.start() - 2), label.start()):
             continue  # a business key's label, or a part inside a key ("INV/20261203/MPL/…")
         key = _TYPED_KEY_RE.match(text, label.start())
@@ -192,12 +205,18 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             break
 
 
-_LABEL_GATE = cue_words(tuple(label for label in _WORD_LABELS if label != r"n[°º]"))
+_LABEL_GATE = cue_words(tuple(label for label in _WORD_LABELS if label != r"n[°º]") + ("n°", "nº")
+                        + _SCRIPT_LABELS)
 
 
 def _may_label(scan: Scan) -> bool:
-    """A digit, and a label word (or six digits, what an acronym label's value needs)."""
-    return scan.digits >= 6 or (scan.digits > 0 and _LABEL_GATE(scan))
+    """A digit, and a label word; or what an acronym label's value needs (six digits) or a typed
+    key (three digits and a dash or slash)."""
+    if scan.digits >= 6:
+        return True
+    if scan.digits >= 3 and ("-" in scan.text or "/" in scan.text):  # a typed key may be its own label
+        return True
+    return scan.digits > 0 and _LABEL_GATE(scan)
 
 
 register("labelled_id", "ID", _may_label,
