@@ -18,6 +18,7 @@ import importlib
 import re
 from collections.abc import Iterator
 
+from pipeline.calibration.pii.detectors.phones import _NATIONAL_PHONE_SHAPE_RE, _STRONG_PHONE_HINT_RE
 from pipeline.calibration.pii.prefilter import Scan, cue_words
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import _Span, _strip_trailing
@@ -201,7 +202,10 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
                 continue
             if value.split("-")[0].split("/")[0] in business_keys:
                 break  # this business's own typed key ("ACC-101747"), kept as written
-            yield _Span(m.start(), end, "NATIONAL_ID" if national(value) else "ID", compact.upper())
+            # a phone's shape leaves it to the phone detector (PHONE outranks ID on the same text)
+            phone = _STRONG_PHONE_HINT_RE.match(value) or _NATIONAL_PHONE_SHAPE_RE.fullmatch(value)
+            kind = "NATIONAL_ID" if not phone and national(value) else "ID"
+            yield _Span(m.start(), end, kind, compact.upper())
             break
 
 
