@@ -17,42 +17,70 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from pipeline.calibration.pii.detectors.phones import _NATIONAL_PHONE_SHAPE_RE, _STRONG_PHONE_HINT_RE
-from pipeline.calibration.pii.prefilter import Scan, cue_words
+from pipeline.calibration.pii.prefilter import Scan
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import _Span, _strip_trailing
 
-_WORD_LABELS = (  # label nouns; compounds where the language writes them ("Zählernummer", "pasnummer")
-    r"number", r"no[.:]", r"nr\.?", r"n[°º]", r"#", r"id", r"code", r"key", r"pin", r"password", r"reference",
-    r"passcode", r"serial", r"ssid", r"network name",
-    r"[^\W\d_]*nummer", r"kennung", r"[^\W\d_]*zeichen", r"[^\W\d_]*schlüssel", r"passwort",
-    r"num[ée]ro", r"digicode", r"clé", r"identifiant",
-    r"número", r"código", r"clave", r"chave", r"senha",
-    r"numero", r"codice", r"chiave", r"[^\W\d_]*code", r"sleutel",
-    r"numer", r"nomor", r"kod\w*", r"klucz", r"hasło", r"sygnatur\w*",
-    r"numara\w*", r"şifre\w*", r"číslo", r"čísla", r"nummer\w*", r"αριθμός", r"κωδικός", r"số", r"mã",
-    r"серия", r"№", r"nomer",
-    r"номер\w*", r"код\w*", r"ключ\w*", r"пароль",
-)
+# label nouns, found as whole words (case-folded); compounds where the language writes them
+# ("Zählernummer", "pasnummer") by their ending, inflected forms ("numaram", "номера") by their stem
+_LABEL_WORDS = frozenset("""
+number id code key pin password reference passcode serial ssid nr kennung passwort numero numéro digicode
+clé identifiant número código clave chave senha codice chiave sleutel numer nomor klucz hasło číslo čísla
+αριθμός κωδικός số mã серия nomer пароль # №
+""".split())
+_LABEL_STEMS = ("kod", "sygnatur", "numara", "şifre", "nummer", "номер", "код", "ключ")
+_LABEL_ENDINGS = ("nummer", "zeichen", "schlüssel", "code")
+_LABEL_BEFORE = {"no": ".:", "n": "°º"}  # "No." and "n°" are labels, "no" and "n" alone are not
 _SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"หมายเลข", r"รหัส", r"เลขที่", r"号码", r"编号", r"密码",
                   r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
                   r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
-_ACRONYM = r"[A-Z]{3,6}"
-_COMPOUND = tuple(label for label in _WORD_LABELS if label.startswith(r"[^\W\d_]*"))  # "Zählernummer"
-_COMPOUND_PARTS = tuple(label[len(r"[^\W\d_]*"):] for label in _COMPOUND)
+_SCRIPT_LABEL_RE = re.compile("|".join(_SCRIPT_LABELS))
+_TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
+_ADJECTIVE_RE = re.compile(r"-[^\W\d_]{4}")  # "SSN-looking", "NINO-like": not labels
 
 
-def _label_re(labels: tuple[str, ...]) -> re.Pattern[str]:
-    """A word label or an acronym ("SSN-looking" is neither), or a label of a script without spaces."""
-    return re.compile(rf"(?<![^\W\d_])(?:(?i:{'|'.join(labels)})|{_ACRONYM})(?![^\W\d_]|-[^\W\d_]{{4}})"
-                      rf"|(?:{'|'.join(_SCRIPT_LABELS)})")
+@dataclass(frozen=True, slots=True)
+class _Label:
+    """Where a label is, with the match-like accessors the rest of the detector reads."""
+
+    begin: int
+    stop: int
+    word: str
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.stop
+
+    def group(self) -> str:
+        return self.word
 
 
-# a leading [^\W\d_]* is costly at every position: the compound labels run only in texts holding
-# one of their endings
-_LABEL_RE = _label_re(_WORD_LABELS)
-_SIMPLE_LABEL_RE = _label_re(tuple(label for label in _WORD_LABELS if label not in _COMPOUND))
+def _is_label(word: str, text: str, end: int) -> bool:
+    if _ADJECTIVE_RE.match(text, end):
+        return False
+    if word.isascii() and word.isupper() and 3 <= len(word) <= 6:
+        return True  # an acronym ("MPAN", "CUPS")
+    folded = word.casefold()
+    if folded in _LABEL_BEFORE:
+        return text[end:end + 1] in _LABEL_BEFORE[folded] and text[end:end + 1] != ""
+    return folded in _LABEL_WORDS or folded.startswith(_LABEL_STEMS) or folded.endswith(_LABEL_ENDINGS)
+
+
+def _labels(text: str) -> list[_Label]:
+    """The labels of ``text`` in order: words (a token scan, cheaper than one pattern of all of
+    them at every position) and, in a text outside ASCII, labels of scripts written without spaces."""
+    found = [_Label(m.start(), m.end() + (m.group().casefold() in _LABEL_BEFORE), m.group())  # with its "."
+             for m in _TOKEN_RE.finditer(text) if _is_label(m.group(), text, m.end())]
+    if not text.isascii():
+        found += [_Label(m.start(), m.end(), m.group()) for m in _SCRIPT_LABEL_RE.finditer(text)]
+        found.sort(key=lambda label: label.begin)
+    return found
+
 
 # business nouns: a label they qualify introduces a business key, not a personal value
 _BUSINESS = frozenset("""
@@ -61,6 +89,7 @@ model item items part article catalog catalogue version build release error stat
 returns rma promo coupon discount voucher gift country area zip postal post batch lot purchase po
 transaction payment receipt refund ticket case incident request support project task issue bug job run
 commit page line room table step option tier store shop branch warehouse bin pallet gate flight
+assistenza assistance asistencia assistência
 bestellung rechnung sendung lieferung artikel fehler gutschein rabatt filiale lager charge
 commande facture suivi livraison colis erreur promo réduction magasin
 pedido factura seguimiento envío incidencia descuento cupón tienda
@@ -134,7 +163,7 @@ _SENTENCE_END_RE = re.compile(r"[.!?。！？]\s|\n|[.!?。！？]$")
 _LINKS = frozenset("de do da del della di du des of for van der dla для на".split())
 
 
-def _qualifiers(text: str, label: re.Match[str]) -> list[str]:
+def _qualifiers(text: str, label: _Label) -> list[str]:
     """The words that can qualify the label: the one right before it ("order number") and the
     one right after it, past a preposition ("numéro de commande", "رقم الطلب"), case-folded."""
     before = re.split(r"[.!?;,:。！？\n]", text[max(0, label.start() - 40):label.start()])[-1].split()
@@ -145,7 +174,7 @@ def _qualifiers(text: str, label: re.Match[str]) -> list[str]:
     return [w.strip(".,:;!?()\"'«»“”-").casefold().replace("\u0307", "") for w in words]
 
 
-def _business_label(text: str, label: re.Match[str]) -> bool:
+def _business_label(text: str, label: _Label) -> bool:
     """A label that introduces a business key: qualified by a business noun before or after it
     ("order number", "numéro de commande", "رقم الطلب"), itself one ("Bestellnummer"), or a
     business acronym ("SKU", "USD")."""
@@ -160,15 +189,13 @@ def _business_label(text: str, label: re.Match[str]) -> bool:
     return any(w in _BUSINESS or w.startswith(_BUSINESS_PREFIXES) for w in _qualifiers(text, label))
 
 
-def _acronym_only(label: re.Match[str]) -> bool:
+def _acronym_only(label: _Label) -> bool:
     word = label.group()
     return word.isupper() and word.isalpha() and len(word) >= 2
 
 
 def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[_Span]:
-    lowered = text.lower()
-    labels = _LABEL_RE if any(part in lowered for part in _COMPOUND_PARTS) else _SIMPLE_LABEL_RE
-    for label in labels.finditer(text):
+    for label in _labels(text):
         if _business_label(text, label) or _INSIDE_KEY_RE.search(text, max(0, label.start() - 2), label.start()):
             continue  # a business key's label, or a part inside a key ("INV/20261203/MPL/…")
         key = _TYPED_KEY_RE.match(text, label.start())
@@ -209,18 +236,26 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             break
 
 
-_LABEL_GATE = cue_words(tuple(label for label in _WORD_LABELS if label != r"n[°º]") + ("n°", "nº")
-                        + _SCRIPT_LABELS)
+_ACRONYM_RE = re.compile(r"(?<![^\W\d_])[A-Z]{3,6}(?![^\W\d_])")
+_MARKS = ("#", "№", "n°", "nº", "no.", "no:")
 
 
 def _may_label(scan: Scan) -> bool:
-    """A digit, and a label word; or what an acronym label's value needs (six digits) or a typed
-    key (three digits and a dash or slash)."""
-    if scan.digits >= 6:
+    """A digit, and a label: one of its words, stems or endings among the text's words, an
+    acronym that is not a business one, a mark ("#", "No."), or a label of a script without spaces."""
+    if scan.digits == 0:
+        return False
+    words = scan.words
+    if not _LABEL_WORDS.isdisjoint(words):
         return True
-    if scan.digits >= 3 and ("-" in scan.text or "/" in scan.text):  # a typed key may be its own label
+    if any(w.startswith(_LABEL_STEMS) or w.endswith(_LABEL_ENDINGS) for w in words):
         return True
-    return scan.digits > 0 and _LABEL_GATE(scan)
+    text = scan.text
+    if any(mark in text for mark in _MARKS) or (scan.lowered is not None and "no." in scan.lowered):
+        return True
+    if not _BUSINESS_ACRONYMS.issuperset(_ACRONYM_RE.findall(text)):
+        return True
+    return not text.isascii() and _SCRIPT_LABEL_RE.search(text) is not None
 
 
 register("labelled_id", "ID", _may_label,
