@@ -39,6 +39,7 @@ _SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"ห�
                   r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
 _SCRIPT_LABEL_RE = re.compile("|".join(_SCRIPT_LABELS))
 _TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
+_KEY_EDGE = ("_", '"')  # "order_id", a JSON key: the name of a field, not a label in prose
 _ADJECTIVE_RE = re.compile(r"-[^\W\d_]{4}")  # "SSN-looking", "NINO-like": not labels
 
 
@@ -61,8 +62,8 @@ class _Label:
 
 
 def _is_label(word: str, text: str, end: int) -> bool:
-    if _ADJECTIVE_RE.match(text, end):
-        return False
+    if _ADJECTIVE_RE.match(text, end) or text[end:end + 1].isdigit():
+        return False  # "SSN-looking"; "id0", "code2": names, not labels
     if word.isascii() and word.isupper() and 3 <= len(word) <= 6:
         return True  # an acronym ("MPAN", "CUPS")
     folded = word.casefold()
@@ -75,7 +76,9 @@ def _labels(text: str) -> list[_Label]:
     """The labels of ``text`` in order: words (a token scan, cheaper than one pattern of all of
     them at every position) and, in a text outside ASCII, labels of scripts written without spaces."""
     found = [_Label(m.start(), m.end() + (m.group().casefold() in _LABEL_BEFORE), m.group())  # with its "."
-             for m in _TOKEN_RE.finditer(text) if _is_label(m.group(), text, m.end())]
+             for m in _TOKEN_RE.finditer(text)
+             if text[m.start() - 1:m.start()] not in _KEY_EDGE and text[m.end():m.end() + 1] not in _KEY_EDGE
+             and _is_label(m.group(), text, m.end())]
     if not text.isascii():
         found += [_Label(m.start(), m.end(), m.group()) for m in _SCRIPT_LABEL_RE.finditer(text)]
         found.sort(key=lambda label: label.begin)
@@ -111,7 +114,7 @@ _BUSINESS_PREFIXES = ("bestell", "rechnungs", "sendungs", "artikel", "auftrags",
 _BUSINESS_ACRONYMS = frozenset("""
 SKU ASIN ISBN ISSN GTIN UPC ORD INV PO RMA HTTP HTTPS API URL USD EUR GBP JPY CNY INR BRL RUB KRW
 CHF CAD AUD PDF CSV XML JSON SQL CPU GPU RAM ROM SSD HDD USB OS IOS UTC GMT EST PST CET AM PM OK
-FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS
+FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS ISO IEC SHA RFC DIN ANSI IEEE NIST ASTM ECMA UTF
 """.split())
 _SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
                     "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣",
@@ -129,7 +132,8 @@ _FILLER_RE = re.compile(r"(?:[\s:=,–—-]|\b(?:is|are|was|it's|it is|which is|
                         r"lautet|die|de|del|da|di|van|for|of|my|our|the|mi|mio|meu|minha|mon|ma|mein|meine|"
                         r"mijn|mój|moja)\b)*")
 _MAX_WORDS_BETWEEN = 3
-_INSIDE = frozenset("/\\.@:")
+_DATE_RE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$|\d{1,2}:\d{2}")
+_INSIDE = frozenset("/\\.@:-")  # a value starts a token, never inside one ("2026-08-19T…")
 _PATH_RE = re.compile(r"/[a-z]{3,}|[a-z]{3,}/")
 _REACH = 48
 _NATIONAL = ("br.cpf", "pl.pesel", "nl.bsn", "it.codicefiscale", "se.personnummer", "fi.hetu",
@@ -216,17 +220,17 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
                 break
             end = _strip_trailing(text, m.start(), m.end())
             value = text[m.start():end]
-            if text[m.start() - 1:m.start()] in _INSIDE or _PATH_RE.search(value):
-                break  # part of a path, a URL or an address, not a value of its own
             digits = sum(c.isdigit() for c in value)
+            if digits and (text[m.start() - 1:m.start()] in _INSIDE or _PATH_RE.search(value)):
+                break  # part of a path, a URL, an address or a longer token, not a value of its own
             compact = re.sub(r"[\s.\-/:]", "", value)
             if not digits:
                 words += value.casefold() not in _FILLER_WORDS
                 continue
             if acronym and (len(compact) < 4 or digits < 6):
                 break  # an acronym names the first number after it, or nothing
-            if len(compact) < 4:
-                continue
+            if len(compact) < 4 or _DATE_RE.match(value):
+                continue  # too short, or a date or time (dates of birth are the DOB detector's)
             if value.split("-")[0].split("/")[0] in business_keys:
                 break  # this business's own typed key ("ACC-101747"), kept as written
             # a phone's shape leaves it to the phone detector (PHONE outranks ID on the same text)
