@@ -20,15 +20,11 @@ Brazilian titulo de eleitor, Dutch EAN/GSRN connection codes, Ontario health
 card), it has been computed correctly.
 """
 
-from dataclasses import dataclass
+try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
+    from .pii_batteries import Case
+except ImportError:
+    from pii_batteries import Case
 
-
-@dataclass(frozen=True)
-class Case:
-    kind: str
-    text: str
-    values: tuple[str, ...]  # substrings that must NOT appear in the scrubbed text
-    cue: bool  # a word in the sentence introduces the value
 
 
 UNSEEN: list[Case] = [

@@ -12,15 +12,11 @@ times, quantities, rooms, gates, flights, stores, bins, lots, plan tiers). They 
 must come out of the scrubber unchanged.
 """
 
-from dataclasses import dataclass
+try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
+    from .pii_batteries import Case
+except ImportError:
+    from pii_batteries import Case
 
-
-@dataclass(frozen=True)
-class Case:
-    kind: str
-    text: str
-    values: tuple[str, ...]  # substrings that must NOT appear in the scrubbed text (empty for BUSINESS)
-    cue: bool
 
 
 UNSEEN2: list[Case] = [
