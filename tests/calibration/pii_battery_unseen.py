@@ -26,7 +26,6 @@ except ImportError:
     from pii_batteries import Case
 
 
-
 UNSEEN: list[Case] = [
     # ------------------------------------------------------------------ English
     Case(

@@ -18,7 +18,6 @@ except ImportError:
     from pii_batteries import Case
 
 
-
 UNSEEN2: list[Case] = [
     # --- English ---
     Case(

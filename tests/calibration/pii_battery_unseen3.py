@@ -28,7 +28,6 @@ except ImportError:
     from pii_batteries import Case
 
 
-
 def _p(kind: str, text: str, value: str) -> Case:
     return Case(kind=kind, text=text, values=(value,), cue=True)
 
