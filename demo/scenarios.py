@@ -1,4 +1,4 @@
-"""One builder per business scenario (seed 000 §6.4): FAQ, ticket, complex consultation,
+"""One builder per business scenario (docs/rationale.md#scenarios): FAQ, ticket, complex consultation,
 multi-turn, long-context RAG and tool call.
 
 A builder returns a `Draft`: messages whose personal data is still marked (``mark(kind, value)``)

@@ -333,12 +333,12 @@ def report(params: Path = ParamsOpt) -> None:
 def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact is served."),
                  engines: str = typer.Option(..., help="Two engines, e.g. vllm,transformers."),
                  profile: Optional[str] = typer.Option(
-                     None, help="Strictness tier for the verdict (seed 000 §7.5): "
+                     None, help="Strictness tier for the verdict (docs/rationale.md#engine-tiers): "
                      "compliance_audit, finance_medical, general_saas, research; "
                      "default: gates.profile."),
                  params: Path = ParamsOpt) -> None:
     """Serve one artifact on two engines; report output consistency (exact, character, task
-    result) and accuracy per slice — the engine as the only variable (seed 000 ch. 7)."""
+    result) and accuracy per slice — the engine as the only variable (docs/rationale.md#engine-as-the-only-variable)."""
     from pipeline.compare.diff_engines import run, summary_lines
 
     p, layout = _params(params, variant=variant)

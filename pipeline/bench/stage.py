@@ -9,7 +9,7 @@ so a ratio never spans more than a few engine runs of drift.
 
 Per measurement (one engine measured at a time, prefix caching off; engines stay started
 between measurements, up to `live_engines`: pipeline/bench/pool.py):
-- offline (seed 002 §4): `num_prompts` prompts of exactly `input_len` tokens, output forced to
+- offline (docs/rationale.md#throughput-protocol): `num_prompts` prompts of exactly `input_len` tokens, output forced to
   `output_len` tokens (EOS ignored), all submitted at once; a warm-up run, then `repeats`
   measured runs; median output tok/s and total tok/s, reported separately;
 - streaming at each `concurrency` level: TTFT, TPOT and end-to-end latency p50/p99;

@@ -1,5 +1,6 @@
-"""Cross-engine differential test (seed 000 ch. 7): one artifact, verified by hash, served by two
-engines with every other variable fixed; the engine is the only difference.
+"""Cross-engine differential test (docs/rationale.md#engine-as-the-only-variable): one artifact,
+verified by hash, served by two engines with every other variable fixed; the engine is the only
+difference.
 
     qpipe diff-engines baseline --engines vllm,transformers
 """
@@ -19,7 +20,7 @@ from pipeline.io import atomic_dirs, write_json
 def run(params, layout, variant: str, engines: list[str], *,
         profile: str | None = None) -> dict[str, Any]:
     """Serve `variant`'s artifact on both engines, one after the other; pair their records and
-    judge the difference by seed 000 §7.5's tier (`profile`, default gates.profile)."""
+    judge the difference by its tier (docs/rationale.md#engine-tiers) (`profile`, default gates.profile)."""
     from pipeline.compare.gates import ENGINE_DIFF_TIERS, engine_diff_verdict
 
     profile = profile or params.gates.profile

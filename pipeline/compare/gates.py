@@ -17,10 +17,10 @@ approves with a recorded reason. Beyond the declared critical slices, a slice wh
 significant after Benjamini–Hochberg across the variant's slices, and larger than the profile's
 any-slice margin, fails the gate too.
 
-Margins come from the seeds: "no worse than baseline −1%" (seed 000 §7.3), the decision tree's
-"can the business tolerate ≥3% loss?" (§8.2), INT4 losses of 1.4–5 points on public sets
-(§6.3). Profiles state margins in business terms only — points of accuracy — because the
-distribution signals' scale belongs to the model: the same quantization error measures a mean
+Margins follow docs/rationale.md#margin: "no worse than the baseline −1%", a business that can or
+cannot tolerate a 3-point loss, INT4 losses of 1.4–5 points on public sets. Profiles state margins
+in business terms only — points of accuracy — because the distribution signals' scale belongs to
+the model: the same quantization error measures a mean
 token KL of 4e-6 on the demo model and 1e-3 on a real 135M checkpoint. The mean KL and the
 share of changed task results therefore gate only through a limit derived for THIS model and
 evaluation set from the gate calibration's perturbation ladder, with its uncertainty
@@ -63,7 +63,7 @@ class GateError(QpipeError, ValueError):
     pass
 
 
-# Seed 000 §7.5: how far two ENGINES serving one artifact may differ (greedy decoding), by the
+# docs/rationale.md#engine-tiers: how far two ENGINES serving one artifact may differ (greedy decoding), by the
 # same strictness tiers — exact-match rate, task-result agreement, and the throughput change.
 # These judge `qpipe diff-engines`, not quantized variants (their gates are PROFILES above).
 ENGINE_DIFF_TIERS: dict[str, dict[str, float | None]] = {
@@ -76,13 +76,14 @@ ENGINE_DIFF_TIERS: dict[str, dict[str, float | None]] = {
 
 def engine_diff_verdict(profile: str, consistency: dict[str, Any],
                         speed: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Judge two engines on one artifact by a §7.5 tier. `speed` maps each engine to its
-    evaluation's speed block; the throughput criterion applies only when both are serving
-    engines (a reference engine's speed measures itself) and is `None` (not judged) otherwise."""
+    """Judge two engines on one artifact by an engine tier (docs/rationale.md#engine-tiers).
+    `speed` maps each engine to its evaluation's speed block; the throughput criterion applies only
+    when both are serving engines (a reference engine's speed measures itself) and is `None` (not
+    judged) otherwise."""
     if profile not in ENGINE_DIFF_TIERS:
         from pipeline.names import did_you_mean
 
-        raise GateError(f"no engine-difference tier {profile!r} (seed 000 §7.5) "
+        raise GateError(f"no engine-difference tier {profile!r} (docs/rationale.md#engine-tiers) "
                         f"{did_you_mean(profile, ENGINE_DIFF_TIERS)} — fix: --profile one of "
                         f"{', '.join(ENGINE_DIFF_TIERS)}")
     tier = ENGINE_DIFF_TIERS[profile]
@@ -294,7 +295,7 @@ def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, 
 
 
 def utility(v: dict[str, Any], bench: dict[str, Any] | None, cfg) -> dict[str, Any]:
-    """U = α·(−accuracy loss, points) + β·(throughput gain %) − γ·instability (seed 000 §8.4), the
+    """U = α·(−accuracy loss, points) + β·(throughput gain %) − γ·instability (docs/rationale.md#utility), the
     loss and the gain both against the variant's own reference (engine held fixed): a shared language
     for the trade-off, not a verdict. Instability counts the silent-regression symptoms in
     percentage points: lost task agreement, repetition and max-token hits above the baseline's,

@@ -68,7 +68,8 @@ class GateCalibrationConfig(_Section):
 
 
 class BenchConfig(_Section):
-    """The offline protocol of seed 002 §4 plus streaming latency, every variant alternately."""
+    """The offline protocol (docs/rationale.md#throughput-protocol) plus streaming latency, every
+    variant alternately."""
 
     out_dir: Path = Path("results/bench")  # bench.json + each engine's log
     rounds: PositiveInt = 2            # every variant once per round, alternating direction

@@ -99,7 +99,7 @@ class GatesConfig(_Section):
 
 
 class UtilityConfig(_Section):
-    """U = alpha·(−accuracy loss %) + beta·(throughput gain %) − gamma·instability (seed 000 §8.4)."""
+    """U = alpha·(−accuracy loss %) + beta·(throughput gain %) − gamma·instability (docs/rationale.md#utility)."""
 
     alpha: float = 1.0   # accuracy sensitivity (compliance/medical 5, general support 1)
     beta: float = 1.0    # cost pressure (peak-cost sensitive 2, offline jobs 0.5)

@@ -23,7 +23,7 @@ class VllmSettings(_EngineSettings):
     dtype: str = "auto"
     max_model_len: PositiveInt | None = None  # default: the model's own context
     max_num_seqs: PositiveInt = 32
-    kv_cache_dtype: str = "auto"       # the same for every variant (seed 000 §7.1)
+    kv_cache_dtype: str = "auto"       # the same for every variant (docs/rationale.md#same-settings)
     enforce_eager: bool = True         # CPU: loads in ~20 s instead of 90–200 s of compiling
     cpu_kvcache_gb: PositiveInt = 1    # VLLM_CPU_KVCACHE_SPACE
     # false: the model runs inside the engine-core process (VLLM_ENABLE_V1_MULTIPROCESSING=0)

@@ -1,9 +1,10 @@
 """The serving-engine interface: start → ready → serve → stop, one small class per engine.
 
 Every engine takes prompts as token ids rendered once by the harness with the base model's
-tokenizer and chat template (the same for every variant: seed 000 §7.1), decodes greedily and
-returns a `Completion` with the timing the client saw. An engine records its version and the
-kernel it actually chose, parsed from its own log (seed 002: the chosen kernel decides speed).
+tokenizer and chat template (the same for every variant: docs/rationale.md#same-settings), decodes
+greedily and returns a `Completion` with the timing the client saw. An engine records its version
+and the kernel it actually chose, parsed from its own log (the chosen kernel decides speed:
+docs/rationale.md#throughput-protocol).
 
     with get_engine("llamacpp")(artifact_dir, settings, log_path=p) as eng:
         eng.complete(ids, max_tokens=64)

@@ -1,4 +1,4 @@
-"""Silent-regression detectors (seed 000 §1.4, §6.2, §7.4).
+"""Silent-regression detectors (docs/rationale.md#silent-regressions).
 
 Per variant: the output-length distribution and the share that ran into max tokens (long-output
 degradation shows as outputs that stop short or never stop), the repetition rate, and JSON

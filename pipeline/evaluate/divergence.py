@@ -10,7 +10,7 @@ forcing, no generation):
   most likely next token is the same);
 - along the gold reference answer: the paired change in log-likelihood per token
   (variant − baseline), with a paired bootstrap interval per slice (a continuous metric);
-- the long-generation probe (seed 000 §8.2): a few prompts generated greedily to the model's
+- the long-generation probe (docs/rationale.md#long-generation): a few prompts generated greedily to the model's
   context limit, EOS ignored, by the baseline and the variant: where each starts looping, the
   share of repeated 4-grams, and the per-token entropy by quarter of the generation.
 

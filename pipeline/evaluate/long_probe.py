@@ -1,4 +1,4 @@
-"""The long-generation probe of divergence@<variant> (seed 000 §8.2): a few prompts generated
+"""The long-generation probe of divergence@<variant> (docs/rationale.md#long-generation): a few prompts generated
 greedily to the model's context limit, EOS ignored — where each starts looping, the share of
 repeated 4-grams, and the per-token entropy by quarter of the generation. Prompts of one length
 are generated together (one batch, no padding: the same tokens as one at a time)."""
@@ -13,7 +13,7 @@ LONG_WINDOW = 128  # the long-generation probe scans for loops in windows of thi
 
 
 def long_generation(model, prompts: list[list[int]], max_len: int) -> list[dict[str, Any]]:
-    """Seed 000 §8.2's probe on prompts of one length (generated together, no padding): generate
+    """The probe on prompts of one length (generated together, no padding): generate
     greedily to the context limit, ignoring EOS, and measure where each starts looping and how the
     per-token entropy of the model's distribution evolves — the failure (coherent for a few
     hundred tokens, then looping) that short answers never show."""

@@ -1,4 +1,4 @@
-"""Paired statistics of a variant against the baseline, sample by sample (seed 000 §6.2).
+"""Paired statistics of a variant against the baseline, sample by sample (docs/rationale.md#paired).
 
 - Tango's score interval for the change in pass/fail accuracy and exact McNemar tests
   (pipeline.stats.noninferiority);

@@ -116,7 +116,7 @@ def test_diff_engines_reports_consistency_levels_and_slices(served):
     assert set(r["accuracy"]) == {"vllm", "transformers"}
     assert "scenario=faq" in r["slices"]
     assert json.loads(open(r["out"]).read())["variant"] == "baseline"
-    # judged by seed 000 §7.5's tier; the reference engine's speed is not judged
+    # judged by its tier (docs/rationale.md#engine-tiers); the reference engine's speed is not judged
     v = r["verdict"]
     assert v["profile"] == params.gates.profile
     crit = {c["name"]: c for c in v["criteria"]}
