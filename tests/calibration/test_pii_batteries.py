@@ -13,6 +13,7 @@ from calibration.pii_batteries import HELD_OUT, NAMED, survivors
 from calibration.pii_battery_unseen import UNSEEN
 from calibration.pii_battery_unseen2 import BUSINESS, UNSEEN2
 from calibration.pii_battery_unseen3 import BUSINESS3, UNSEEN3
+from calibration.pii_battery_unseen4 import BUSINESS4, UNSEEN4
 from pipeline.calibration.pii import PIIConfig, Scrubber
 
 HELD_OUT_SHARE = 0.10  # the most a battery of unnamed kinds may leave behind
@@ -33,11 +34,12 @@ def test_no_reported_kind_survives(scrub):
 
 
 @pytest.mark.parametrize("battery,share", [(HELD_OUT, HELD_OUT_SHARE), (UNSEEN, HELD_OUT_SHARE),
-                                           (UNSEEN2, HELD_OUT_SHARE), (UNSEEN3, 0.20)],
-                         ids=["held_out", "unseen", "unseen2", "unseen3"])
+                                           (UNSEEN2, HELD_OUT_SHARE), (UNSEEN3, 0.20), (UNSEEN4, 16 / 60)],
+                         ids=["held_out", "unseen", "unseen2", "unseen3", "unseen4"])
 def test_at_most_a_tenth_of_unnamed_kinds_survive(scrub, battery, share):
     """UNSEEN3 is held to 20%, not 10%: at first contact 26 of its 50 survived, 10 after the
-    changes it prompted (docs/pii.md) — the 10% goal is not met on it, and this keeps the gain."""
+    changes it prompted; UNSEEN4, never tuned on, to its first-contact 16 of 60 (docs/pii.md).
+    The 10% goal is not met on either; these keep what was gained."""
     cued = [case for case in battery if case.cue]
     found = survivors(scrub, cued)
     assert len(found) <= share * len(cued), f"{len(found)} of {len(cued)} survive:\n" + _report(found)
@@ -57,6 +59,8 @@ def test_business_identifiers_are_left_alone(scrub):
     # after an unknown acronym): held there
     changed = [scrub(text) for text in BUSINESS3 if scrub(text) != text]
     assert len(changed) <= 7, "\n".join(changed)
+    changed = [scrub(text) for text in BUSINESS4 if scrub(text) != text]  # 5 at first contact
+    assert len(changed) <= 5, "\n".join(changed)
 
 
 def test_a_label_qualified_by_a_business_noun_is_not_personal(scrub):
