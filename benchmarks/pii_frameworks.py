@@ -6,7 +6,7 @@
     nice -n 10 /root/.cache/qpipe/presidio-venv/bin/python benchmarks/pii_frameworks.py
 
 Runs with a separate interpreter that has Presidio (the project's .venv does not); our package is
-imported from the repository root and the batteries from tests/calibration.
+imported from the repository root and the batteries from tests/calibration (as package `calibration`).
 
 Measures, for our scrubber (`Scrubber(PIIConfig()).scrub_text`) and for Presidio (the analyzer's
 findings replaced by the anonymizer's default operator, `<ENTITY_TYPE>`):
@@ -67,15 +67,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "calibration"))
+sys.path.insert(0, str(REPO / "tests"))
 
-from pii_batteries import HELD_OUT, NAMED, survivors  # noqa: E402
-from pii_battery_unseen import UNSEEN  # noqa: E402
-from pii_battery_unseen2 import BUSINESS, UNSEEN2  # noqa: E402
-from pii_battery_unseen3 import BUSINESS3, UNSEEN3  # noqa: E402
+from calibration.pii_batteries import HELD_OUT, NAMED, survivors  # noqa: E402
+from calibration.pii_battery_unseen import UNSEEN  # noqa: E402
+from calibration.pii_battery_unseen2 import BUSINESS, UNSEEN2  # noqa: E402
+from calibration.pii_battery_unseen3 import BUSINESS3, UNSEEN3  # noqa: E402
+from calibration.pii_battery_unseen4 import BUSINESS4, UNSEEN4  # noqa: E402
 
 BATTERIES = (("NAMED", NAMED), ("HELD_OUT", HELD_OUT), ("UNSEEN", UNSEEN), ("UNSEEN2", UNSEEN2),
-             ("UNSEEN3", UNSEEN3))
+             ("UNSEEN3", UNSEEN3), ("UNSEEN4", UNSEEN4))
 
 from pipeline.calibration.pii import PIIConfig, Scrubber  # noqa: E402
 
@@ -513,7 +514,7 @@ def main() -> None:
         totals[battery] = {"n": sum(r["n"] for r in sel), **{c: sum(r[c] for r in sel) for c in fns}}
     totals["all"] = {k: sum(totals[b][k] for b, _ in BATTERIES) for k in totals["NAMED"]}
     # business sentences that must come out unchanged: how many each scrubber alters
-    for name, texts in (("BUSINESS", BUSINESS), ("BUSINESS3", BUSINESS3)):
+    for name, texts in (("BUSINESS", BUSINESS), ("BUSINESS3", BUSINESS3), ("BUSINESS4", BUSINESS4)):
         totals[f"{name} changed"] = {"n": len(texts), **{c: sum(fn(t) != t for t in texts) for c, fn in fns.items()}}
     main_presidio = presidio["presidio"]
     presidio_only = caught_by_one("ours", ours.scrub_text, "presidio", main_presidio.scrub, main_presidio.analyze)

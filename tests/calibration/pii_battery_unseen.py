@@ -20,10 +20,7 @@ Brazilian titulo de eleitor, Dutch EAN/GSRN connection codes, Ontario health
 card), it has been computed correctly.
 """
 
-try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
-    from .pii_batteries import Case
-except ImportError:
-    from pii_batteries import Case
+from calibration.pii_batteries import Case
 
 
 UNSEEN: list[Case] = [

@@ -12,10 +12,7 @@ times, quantities, rooms, gates, flights, stores, bins, lots, plan tiers). They 
 must come out of the scrubber unchanged.
 """
 
-try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
-    from .pii_batteries import Case
-except ImportError:
-    from pii_batteries import Case
+from calibration.pii_batteries import Case
 
 
 UNSEEN2: list[Case] = [

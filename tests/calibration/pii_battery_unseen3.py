@@ -22,10 +22,7 @@ This battery was written without seeing the scrubber code or the other
 batteries.  All values are invented.
 """
 
-try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
-    from .pii_batteries import Case
-except ImportError:
-    from pii_batteries import Case
+from calibration.pii_batteries import Case
 
 
 def _p(kind: str, text: str, value: str) -> Case:

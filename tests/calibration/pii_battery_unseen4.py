@@ -23,10 +23,7 @@ battery. It holds two lists:
 All values are invented. Language of each entry is noted in a trailing comment.
 """
 
-try:  # as tests/calibration's module, or with tests/calibration on the path (the benchmark)
-    from .pii_batteries import Case
-except ImportError:
-    from pii_batteries import Case
+from calibration.pii_batteries import Case
 
 
 UNSEEN4: list[Case] = [
