@@ -87,8 +87,8 @@ def _launcher() -> tuple[int, str] | None:
     return None
 
 
-def _stat_fields(pid: int) -> tuple[str, list[str]] | None:
-    """A process's command name and the /proc stat fields after it (state first)."""
+def _stat_fields(pid: int | str) -> tuple[str, list[str]] | None:
+    """A process's command name and the /proc stat fields after it (state first; None: gone)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -145,10 +145,10 @@ def group_members(group: int) -> list[int]:
 
 def _proc_state(stat: Path) -> tuple[str, int] | None:
     """A process's state letter and process group from its /proc stat file (None: gone)."""
+    found = _stat_fields(stat.parent.name)
     try:
-        fields = stat.read_text().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[2])
-    except (OSError, IndexError, ValueError):
+        return (found[1][0], int(found[1][2])) if found else None
+    except (IndexError, ValueError):
         return None
 
 

@@ -33,7 +33,7 @@ from statistics import median
 from pipeline.calibration.dedup import DedupKeys, dedup_keys_of, near_duplicate_pairs
 from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
-from pipeline.calibration.split import dedup_text, length_bucket, prompt_text
+from pipeline.calibration.split import dedup_text, length_bucket, pii_config, prompt_text
 from pipeline.stage_params import Declared
 from pipeline.contracts import CalibrationCard
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
@@ -219,11 +219,9 @@ def run(params, layout: Layout, set_name: str) -> dict:
         plans.append(("general", stratify(items, num_samples=n_general, seed=cs.seed,
                                           policy=cs.quota_policy)))
     # The general corpus goes through the same scrubber as the business logs (same switch).
-    from pipeline.calibration.pii import PIIConfig, PlaceholderMap, Scrubber
+    from pipeline.calibration.pii import PlaceholderMap, Scrubber
 
-    scrubber = Scrubber(PIIConfig(enabled=params.split.pii.enabled,
-                                  dictionary_path=(root / params.split.pii.dictionary
-                                                   if params.split.pii.dictionary else None)))
+    scrubber = Scrubber(pii_config(params, root))
     general_counts: Counter[str] = Counter()
 
     def scrub(text: str) -> str:

@@ -58,10 +58,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
     With ``evalpool`` (split by conversation id: a record's pool is known as it streams
     past), evaluation-pool records go to it at once, their items built by the workers, and
     only calibration-pool records are kept for pass 3."""
-    pii_cfg = PIIConfig(enabled=params.split.pii.enabled,
-                        dictionary_path=(root / params.split.pii.dictionary
-                                         if params.split.pii.dictionary else None),
-                        business_keys=params.split.pii.business_keys)
+    pii_cfg = pii_config(params, root)
     scrubber = Scrubber(pii_cfg)
     key, report["ids"] = id_key(params)
     # Reject excerpts are always scrubbed, with the same dictionary when scrubbing is on, and
@@ -100,6 +97,13 @@ def _relative(path, root: Path, fallback: str) -> str:
     same data give byte-identical outputs (and no local path leaks into artifacts)."""
     resolved = Path(path).resolve()
     return resolved.relative_to(root.resolve()).as_posix() if resolved.is_relative_to(root.resolve()) else fallback
+
+
+def pii_config(params, root: Path) -> PIIConfig:
+    """The scrubber's config from `split.pii`: the logs' split and the general corpus alike."""
+    pii = params.split.pii
+    return PIIConfig(enabled=pii.enabled, dictionary_path=root / pii.dictionary if pii.dictionary else None,
+                     business_keys=pii.business_keys)
 
 
 def _scrub_job(params, pii_cfg: PIIConfig, key: bytes | None, tokenizer, *, inline: bool) -> ScrubJob:

@@ -474,8 +474,7 @@ def _ungated_spans(scrubber, text, monkeypatch):
         spans.extend(_persons(text, addresses))
     if "PHONE" in kinds:
         spans.extend(_phones(text, scrubber.config.phone_regions))
-    for kind, detector in (("SECRET", shapes._paired_keys),
-                           ("NATIONAL_ID", lambda t: shapes._formatted_ids(Scan(t, ()))),
+    for kind, detector in (("NATIONAL_ID", lambda t: shapes._formatted_ids(Scan(t, ()))),
                            ("DEVICE_ID", shapes._macs), ("WALLET", shapes._wallets),
                            ("LOCATION", shapes._coordinates), ("ID", cued._cued_ids), ("ID", labelled._labelled),
                            ("PERSON", cued._cued_names), ("PERSON", cued._names_by_script)):

@@ -16,6 +16,9 @@ _SECRET_RES: tuple[tuple[re.Pattern[str], int, _Needs], ...] = (  # (pattern, gr
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*"
                 r"PRIVATE KEY-----|[\s\S]*\Z)"), 0, _Needs(("-----BEGIN ",))),
     (re.compile(rf"\b(?:{'|'.join(_AWS_PREFIXES)})[A-Z0-9]{{16}}\b"), 0, _Needs(_AWS_PREFIXES)),
+    # the 40-character secret access key written right after its key id ("AKIA… / <key>")
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b(?:[ \t]*[/:,;|=][ \t]*|[ \t]+)([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])"),
+     1, _Needs(("AKIA", "ASIA"))),
     (re.compile(r"(?<![\w-])sk-[A-Za-z0-9_-]*(?=[A-Za-z0-9]{16})"
                 r"(?:[A-Za-z0-9]*\d|[A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z]|[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[a-z])"
                 r"[A-Za-z0-9_-]*"), 0, _Needs(("sk-",))),

@@ -33,7 +33,7 @@ _ID_CUES = (  # what the label detector (labelled.py) cannot see: lower-case acr
     r"licen[cs]e plate", r"medical record", r"henkilötunnu\w*", r"fødselsnummer\w*",
     r"personnummer\w*", r"kimlik", r"führerschein\w*", r"personalausweis\w*", r"kennzeichen",
     r"carte d'identité", r"documento de identidad", r"tessera sanitaria", r"patente", r"targa",
-    r"инн", r"снилс", r"паспорт\w*", r"ідентифікаційний код", r"身份证", r"护照", r"社保号", r"驾驶证",
+    r"инн", r"снилс", r"ідентифікаційний код", r"身份证", r"社保号", r"驾驶证",
     r"车牌", r"マイナンバー", r"免許証", r"保険証", r"주민등록번호", r"운전면허", r"외국인등록번호",
     r"תעודת (?:ה)?זהות", r"מספר זהות", r"رقم (?:الهوية|الجواز|البطاقة)", r"الرقم القومي", r"आधार",
     r"căn cước",

@@ -1,11 +1,10 @@
 """Values whose shape says what they are, with no word around them: MAC addresses, crypto-wallet
-addresses (checksummed where the format has one), geographic coordinates, cloud secret keys next
-to their key id, and national ids in a written form of their own that a published checksum
-confirms (python-stdnum's validators).
+addresses (checksummed where the format has one), geographic coordinates, and national ids in a
+written form of their own that a published checksum confirms (python-stdnum's validators).
 
 Each shape is narrow enough that business text does not take it: a MAC needs six hex pairs with
-one separator, coordinates four decimals on both numbers and a valid range, a bare secret key
-its key id beside it, an id its punctuation and its checksum.
+one separator, coordinates four decimals on both numbers and a valid range, an id its
+punctuation and its checksum.
 """
 
 from __future__ import annotations
@@ -63,16 +62,6 @@ def _coordinates(text: str) -> Iterator[_Span]:
         yield _Span(m.start(), m.end(), "LOCATION", re.sub(r"\s", "", m.group()))
 
 
-# a 40-character secret access key within a short reach after its key id ("AKIA… / <key>")
-_KEY_PAIR_RE = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b(?:[ \t]*[/:,;|=][ \t]*|[ \t]+)"
-                          r"([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])")
-
-
-def _paired_keys(text: str) -> Iterator[_Span]:
-    for m in _KEY_PAIR_RE.finditer(text):
-        yield _Span(m.start(1), m.end(1), "SECRET", m.group(1))
-
-
 # national ids whose written form is their own (punctuation, letters in fixed places) and whose
 # checksum is published: found bare. Plain digit runs need a word that introduces them (cued.py).
 _IDS: tuple[tuple[re.Pattern[str], object], ...] = (
@@ -98,5 +87,4 @@ register("mac", "DEVICE_ID", either(holds(":"), holds("-"), holds(".")), lambda 
 register("wallet", "WALLET", lambda scan: "1" in scan.text or "3" in scan.text or "0x" in scan.text,
          lambda scan: _wallets(scan.text))
 register("coordinates", "LOCATION", digits_at_least(6), lambda scan: _coordinates(scan.text))
-register("paired_key", "SECRET", holds("A"), lambda scan: _paired_keys(scan.text))
 register("formatted_id", "NATIONAL_ID", digits_at_least(7), _formatted_ids)
