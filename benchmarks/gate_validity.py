@@ -13,7 +13,9 @@ Each simulated variant re-scores the baseline's items:
 
 Printed per scenario and profile: how often the gate passes, fails, or is inconclusive, with the
 Monte-Carlo standard error, and for margin scenarios how often the criterion at the margin passes
-(must be ≤ 2.5% within Monte-Carlo error). `qpipe plan` says which profiles the evaluation set
+(must be ≤ 2.5% within Monte-Carlo error). A scenario whose scope the baseline answers right less
+often than the loss asked (a slice a weak model scores 0 on) cannot be planted: its row is marked
+NOT PLANTABLE and its pass rate is no margin test. `qpipe plan` says which profiles the evaluation set
 supports at each discordance; null variants should pass ≥ 95% of the time there.
 
     python benchmarks/gate_validity.py                       # results/baseline/samples.jsonl
@@ -78,6 +80,25 @@ def simulate(records: list[dict], rng, *, discordance: float, extra_loss: float 
     return new.astype(float)
 
 
+def scope_accuracy(records: list[dict], in_slice: str | None) -> tuple[float, int]:
+    """The baseline's accuracy in a scenario's scope (one slice, or every item) and the scope's size."""
+    if in_slice:
+        k, v = in_slice.split("=", 1)
+        scores = [r["score"] >= 1.0 for r in records if r["slices"].get(k) == v]
+    else:
+        scores = [r["score"] >= 1.0 for r in records]
+    return (float(np.mean(scores)) if scores else 0.0), len(scores)
+
+
+def plantable(records: list[dict], sc: dict) -> bool:
+    """Can the scenario's loss be planted at all? A scope that the baseline answers right less
+    often than the loss has too few right answers to lose: its "regression" would be smaller than
+    asked (a slice the model scores 0 on can lose nothing), so a margin row there measures a
+    smaller loss, and its pass rate says nothing about the criterion at the margin."""
+    acc, _ = scope_accuracy(records, sc.get("in_slice"))
+    return acc >= sc.get("extra_loss", 0.0)
+
+
 def fake_metrics(name: str, records: list[dict]) -> dict:
     return {"variant": name, "served": True, "engine": {"name": "sim", "version": "0"},
             "size_bytes": 1, "detectors": {},
@@ -130,7 +151,9 @@ def run_scenario(job) -> dict:
         if sc.get("margin_of"):
             c = next(c for c in g[sc["margin_of"]]["criteria"] if c["criterion"] == sc["criterion"])
             at_margin += c["verdict"] == "pass"
+    acc, n = scope_accuracy(records, sc.get("in_slice"))
     row = {"scenario": sc["name"], **{k: sc[k] for k in sc if k != "name"}, "reps": reps,
+           "scope_accuracy": round(acc, 4), "scope_n": n, "plantable": plantable(records, sc),
            "profiles": {p: {k: tally[p][k] / reps for k in ("pass", "fail", "inconclusive")}
                         for p in PROFILES}}
     if sc.get("margin_of"):
@@ -193,7 +216,11 @@ def main() -> None:
                 cells_.append(f"{100 * r['pass']:5.1f}±{100 * se(r['pass'], a.reps):3.1f} / "
                               f"{100 * r['fail']:5.1f} / {100 * r['inconclusive']:5.1f}")
             line = f"{row['scenario'][:58]:58s} " + " ".join(f"{c:>26s}" for c in cells_)
-            if "criterion_at_margin_pass" in row:
+            if not row["plantable"]:
+                line += (f"   <- NOT PLANTABLE: the baseline scores {100 * row['scope_accuracy']:.1f}% on "
+                         f"{row.get('in_slice') or 'the whole set'} (n={row['scope_n']}), less than the "
+                         f"{100 * row['extra_loss']:g}-pt loss asked; not a margin test")
+            elif "criterion_at_margin_pass" in row:
                 x = row["criterion_at_margin_pass"]
                 line += (f"   <- {row['criterion']} passes {100 * x:.1f}% ± {100 * se(x, a.reps):.1f} "
                          f"({row['margin_of']})")
