@@ -9,10 +9,10 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import Field
 
-from pipeline.config import PositiveInt, Share, _Section
+from pipeline.config import PositiveInt, Share, Section
 
 
-class DemoLogs(_Section):
+class DemoLogs(Section):
     out_dir: Path
     conversations: PositiveInt = 3000
     days: PositiveInt = 90
@@ -21,12 +21,12 @@ class DemoLogs(_Section):
     duplicate_share: Share = 0.03
 
 
-class DemoGeneralCorpus(_Section):
+class DemoGeneralCorpus(Section):
     path: Path
     documents: PositiveInt = 600
 
 
-class DemoTrain(_Section):
+class DemoTrain(Section):
     out_dir: Path
     seed: int = 7
     examples: PositiveInt = 120000
@@ -37,7 +37,7 @@ class DemoTrain(_Section):
     device: Literal["auto", "cpu", "cuda"] = "auto"
 
 
-class DemoConfig(_Section):
+class DemoConfig(Section):
     seed: int = 0
     logs: DemoLogs
     general_corpus: DemoGeneralCorpus

@@ -132,3 +132,35 @@ def test_no_two_modules_share_a_name_across_packages():
     shared = {name: paths for name, paths in seen.items() if len(paths) > 1
               and len({p.rsplit("/", 1)[0] for p in paths} - plugin_dirs) > 1}
     assert shared == {}
+
+
+def private_imports(root: Path) -> list[str]:
+    """Every `from <package module> import _name` in the package (module level or in a function):
+    a module's underscore names are its own; what another module needs is public."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == root.name:
+                found += [f"{path.relative_to(root.parent).as_posix()}: from {node.module} import {a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            elif isinstance(node, ast.Import):
+                found += [f"{path.relative_to(root.parent).as_posix()}: import {a.name}" for a in node.names
+                          if a.name.split(".")[0] == root.name
+                          and any(p.startswith("_") and not p.startswith("__") for p in a.name.split("."))]
+    return found
+
+
+def test_no_module_imports_another_modules_private_name():
+    assert private_imports(REPO / "pipeline") == []
+
+
+def test_a_private_import_is_caught(tmp_path):
+    root = tmp_path / "pipeline"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "spans.py").write_text("class _Span: ...\nclass Span: ...\n")
+    (root / "a" / "use.py").write_text("from pipeline.a.spans import Span\n")
+    assert private_imports(root) == []
+    (root / "a" / "use.py").write_text("def f():\n    from pipeline.a.spans import Span, _Span\n")
+    assert private_imports(root) == ["pipeline/a/use.py: from pipeline.a.spans import _Span"]

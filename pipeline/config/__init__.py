@@ -31,7 +31,7 @@ from pipeline.config.fields import (
     PositiveFloat,
     PositiveInt,
     Share,
-    _Section,
+    Section,
 )
 from pipeline.config.gating import (
     GATE_PROFILES,
@@ -84,7 +84,7 @@ __all__ = [
     "LoadCheckConfig", "Loc", "ModelConfig", "Name", "OpenAISettings", "OpenShare", "Params",
     "PiiConfig", "PositiveFloat", "PositiveInt", "Problem", "QuantizeConfig", "Rotation",
     "SchemeInfo", "Share", "SplitConfig", "TrackingConfig", "TransformersSettings",
-    "UtilityConfig", "Variant", "VllmSettings", "YamlDoc", "_Section",
+    "UtilityConfig", "Variant", "VllmSettings", "YamlDoc", "Section",
     "check_params", "cross_section_issues", "dotted", "known", "load_params", "read_yaml",
     "render_problems",
 ]

@@ -8,10 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pipeline.config.fields import PositiveFloat, PositiveInt, Share, _Section
+from pipeline.config.fields import PositiveFloat, PositiveInt, Share, Section
 
 
-class LmEvalConfig(_Section):
+class LmEvalConfig(Section):
     """lm-evaluation-harness tasks run against the served engine during `evaluate`."""
 
     tasks: list[str] = Field(default_factory=list)  # `business_exact` is built from the eval set
@@ -19,7 +19,7 @@ class LmEvalConfig(_Section):
     limit: PositiveInt | None = None   # samples per task
 
 
-class EvaluateConfig(_Section):
+class EvaluateConfig(Section):
     evalset: Path = Path("data/evalset")
     out_dir: Path = Path("results")
     max_tokens: PositiveInt = 128      # fixed for every variant
@@ -33,7 +33,7 @@ class EvaluateConfig(_Section):
     lm_eval: LmEvalConfig = Field(default_factory=LmEvalConfig)
 
 
-class DivergenceConfig(_Section):
+class DivergenceConfig(Section):
     """divergence@<variant>: teacher-forced signals against the baseline, and the
     long-generation probe (a few prompts generated to the context limit, EOS ignored)."""
 
@@ -52,7 +52,7 @@ class DivergenceConfig(_Section):
     device: Literal["cpu", "cuda", "auto"] = "cpu"
 
 
-class GateCalibrationConfig(_Section):
+class GateCalibrationConfig(Section):
     """gate_calibration: a ladder of noise perturbations of the reference weights, each step's
     business accuracy drop and distribution signals on the same items, from which `compare`
     derives this model's signal limits (pipeline/evaluate/gate_calibration.py)."""
@@ -67,7 +67,7 @@ class GateCalibrationConfig(_Section):
     seed: int = 0
 
 
-class BenchConfig(_Section):
+class BenchConfig(Section):
     """The offline protocol (docs/rationale.md#throughput-protocol) plus streaming latency, every
     variant alternately."""
 

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt
 
-from pipeline.config.fields import _Section
+from pipeline.config.fields import Section
 
 
-class TaskResources(_Section):
+class TaskResources(Section):
     """What one stage's task asks of the cluster; Ray places it on a node that has it."""
     num_cpus: NonNegativeFloat = 1
     num_gpus: NonNegativeFloat = 0       # Ray sets CUDA_VISIBLE_DEVICES to the GPUs it grants
@@ -18,7 +18,7 @@ class TaskResources(_Section):
                                                                # (`ray start --resources`)
 
 
-class RayConfig(_Section):
+class RayConfig(Section):
     address: str | None = None           # the cluster (`ray start --head` prints it); null: $RAY_ADDRESS
     # by stage name (the part before `@`), `default` for every other stage
     stages: dict[str, TaskResources] = Field(default_factory=lambda: {"default": TaskResources()})
@@ -31,7 +31,7 @@ class RayConfig(_Section):
         return self.stages.get(stage.split("@", 1)[0]) or self.stages.get("default") or TaskResources()
 
 
-class ExecutionConfig(_Section):
+class ExecutionConfig(Section):
     backend: Literal["local", "ray"] = "local"
     jobs: PositiveInt = 1                # stage commands at once (`qpipe repro --jobs` overrides)
     ray: RayConfig = Field(default_factory=RayConfig)

@@ -1,4 +1,4 @@
-"""The base of every params section (:class:`_Section`: unknown keys are errors) and the field
+"""The base of every params section (:class:`Section`: unknown keys are errors) and the field
 types the sections share."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -8,11 +8,11 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from pipeline.config.fields import OpenShare, PositiveFloat, Share, _Section
-from pipeline.config.problems import _fail, known
+from pipeline.config.fields import OpenShare, PositiveFloat, Share, Section
+from pipeline.config.problems import fail, known
 
 
-class CompareConfig(_Section):
+class CompareConfig(Section):
     out_dir: Path = Path("reports")
     alpha: OpenShare = 0.05            # every interval is a (1 − alpha) interval
     bootstrap: Annotated[int, Field(ge=100, le=100_000)] = 2000  # resamples, continuous metrics only
@@ -37,7 +37,7 @@ class CompareConfig(_Section):
 MLPERF_LENGTH_BAND = (0.9, 1.1)
 
 
-class GateThresholds(_Section):
+class GateThresholds(Section):
     """One business-strictness profile: non-inferiority margins, the largest TRUE loss the
     business accepts (0.01 = 1 accuracy point). A criterion passes when the lower bound of the
     paired (1 − alpha) interval is above −margin, fails when its upper bound is below it, and is
@@ -68,7 +68,7 @@ class GateThresholds(_Section):
     def _band_around_one(self) -> GateThresholds:
         band = self.output_length_band
         if band is not None and not band[0] < 1.0 < band[1]:
-            _fail([(("output_length_band",), f"output_length_band {list(band)} does not hold 1.0",
+            fail([(("output_length_band",), f"output_length_band {list(band)} does not hold 1.0",
                     "give [low, high] with low < 1 < high, e.g. [0.9, 1.1] (MLPerf's), or null")])
         return self
 
@@ -76,7 +76,7 @@ class GateThresholds(_Section):
 GATE_PROFILES = ("compliance_audit", "finance_medical", "general_saas", "research", "custom")
 
 
-class GatesConfig(_Section):
+class GatesConfig(Section):
     profile: str = "general_saas"       # one of GATE_PROFILES (numbers: pipeline/compare/gates.py)
     critical_slices: list[str] = Field(default_factory=list)  # e.g. scenario=tool_call
     custom: GateThresholds | None = None
@@ -84,21 +84,21 @@ class GatesConfig(_Section):
     @model_validator(mode="after")
     def _known_profile(self) -> GatesConfig:
         if self.profile not in GATE_PROFILES:
-            _fail([(("profile",), f"unknown gate profile '{self.profile}'",
+            fail([(("profile",), f"unknown gate profile '{self.profile}'",
                     known(self.profile, GATE_PROFILES))])
         if self.profile == "custom" and self.custom is None:
-            _fail([(("custom",), "gates.profile is custom but gates.custom is empty",
+            fail([(("custom",), "gates.profile is custom but gates.custom is empty",
                     "give max_drop_overall, max_drop_slice (and optionally max_drop_any_slice, "
                     "max_drop_json_validity, output_length_band, min_task_agreement, "
                     "max_kld_mean, min_speedup, min_compression)")])
         bad = [s for s in self.critical_slices if "=" not in s]
         if bad:
-            _fail([(("critical_slices",), f"critical slice '{bad[0]}' is not <key>=<value>",
+            fail([(("critical_slices",), f"critical slice '{bad[0]}' is not <key>=<value>",
                     "e.g. scenario=tool_call, difficulty=hard, segment=enterprise")])
         return self
 
 
-class UtilityConfig(_Section):
+class UtilityConfig(Section):
     """U = alpha·(−accuracy loss %) + beta·(throughput gain %) − gamma·instability (docs/rationale.md#utility)."""
 
     alpha: float = 1.0   # accuracy sensitivity (compliance/medical 5, general support 1)

@@ -8,11 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from pipeline.config.fields import MAX_WORKERS, Name, OpenShare, PositiveInt, Share, _Section
-from pipeline.config.problems import _fail
+from pipeline.config.fields import MAX_WORKERS, Name, OpenShare, PositiveInt, Share, Section
+from pipeline.config.problems import fail
 
 
-class ModelConfig(_Section):
+class ModelConfig(Section):
     name: str
     path: Path
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
@@ -22,14 +22,14 @@ class ModelConfig(_Section):
     gguf_pre_tokenizer: str | None = None
 
 
-class DataConfig(_Section):
+class DataConfig(Section):
     sources: Annotated[list[Path], Field(min_length=1)]
     general_corpus: Path | None = None
     # the CSV reader's field limit is set to it: within what a C long and memory allow
     max_line_bytes: Annotated[int, Field(ge=1, le=1 << 30)] = 65536
 
 
-class PiiConfig(_Section):
+class PiiConfig(Section):
     enabled: bool = True
     dictionary: Path | None = None
     # Type prefixes of this business's own system keys ("ACC" of ACC-101747), kept as written: an
@@ -42,12 +42,12 @@ class PiiConfig(_Section):
     id_key_env: str = "QPIPE_PII_KEY"
 
 
-class DedupConfig(_Section):
+class DedupConfig(Section):
     near_threshold: Share = 0.8
     num_perm: PositiveInt = 128
 
 
-class SplitConfig(_Section):
+class SplitConfig(Section):
     by: Literal["conversation_id", "date"] = "conversation_id"
     eval_share: OpenShare = 0.2   # 0 leaves nothing to evaluate, 1 nothing to calibrate on
     eval_recent_days: PositiveInt | None = None
@@ -61,19 +61,19 @@ class SplitConfig(_Section):
     @model_validator(mode="after")
     def _date_split_needs_days(self) -> SplitConfig:
         if self.by == "date" and self.eval_recent_days is None:
-            _fail([(("eval_recent_days",), "split by date needs eval_recent_days",
+            fail([(("eval_recent_days",), "split by date needs eval_recent_days",
                     "set eval_recent_days: N (the last N days go to the evaluation pool)")])
         return self
 
 
-class Rotation(_Section):
+class Rotation(Section):
     """Keep (1 - refresh) of a previous set (its frozen id list) and draw the rest anew."""
 
     previous: Path  # written by `qpipe calib freeze <set>`; committed, since a stage cannot read its own output
     refresh: Share = 0.25
 
 
-class CalibrationSet(_Section):
+class CalibrationSet(Section):
     source: Literal["business", "general"]
     num_samples: PositiveInt
     max_seq_len: PositiveInt
@@ -86,7 +86,7 @@ class CalibrationSet(_Section):
     seed: int = 0
 
 
-class CalibrationConfig(_Section):
+class CalibrationConfig(Section):
     length_buckets: Annotated[list[PositiveInt], Field(min_length=1)] = [128, 256, 512]
     sets: dict[Name, CalibrationSet] = Field(default_factory=dict)
 
@@ -96,6 +96,6 @@ class CalibrationConfig(_Section):
         bad = [i for i in range(1, len(edges)) if edges[i] <= edges[i - 1]]
         if bad:
             i = bad[0]
-            _fail([((i,), f"length bucket edges must be strictly increasing: {edges[i - 1]} "
+            fail([((i,), f"length bucket edges must be strictly increasing: {edges[i - 1]} "
                     f"then {edges[i]}", f"sort them, without repeats: {sorted(set(edges))}")])
         return edges

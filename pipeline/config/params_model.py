@@ -12,16 +12,16 @@ from pipeline.config.delivery import HandoffConfig, TrackingConfig
 from pipeline.config.evaluation import (BenchConfig, DivergenceConfig, EvaluateConfig,
                                         GateCalibrationConfig)
 from pipeline.config.execution import ExecutionConfig
-from pipeline.config.fields import Name, _Section
+from pipeline.config.fields import Name, Section
 from pipeline.config.gating import CompareConfig, GatesConfig, UtilityConfig
 from pipeline.config.model_data import CalibrationConfig, DataConfig, ModelConfig, SplitConfig
-from pipeline.config.problems import _fail
+from pipeline.config.problems import fail
 from pipeline.config.serving import EnginesConfig
 from pipeline.config.variants import QuantizeConfig, Variant
 from pipeline.stage_params import ParamsHelpers
 
 
-class Params(_Section, ParamsHelpers):
+class Params(Section, ParamsHelpers):
     """The whole of params.yaml; its helpers (engine_for, engine_settings, baseline) are the ones
     a stage's view (:meth:`for_stage`) has too."""
 
@@ -57,5 +57,5 @@ class Params(_Section, ParamsHelpers):
     def _cross_sections(self) -> Params:
         issues = cross_section_issues(self.model_dump())
         if issues:
-            _fail(issues)
+            fail(issues)
         return self

@@ -1,6 +1,6 @@
 """What is wrong with a params file, and how it is said: :class:`Problem` (file, line, key,
 message, fix), :class:`ConfigError` carrying all of them, and the :data:`Issue` a model's own
-validator raises through :func:`_fail` for the loader to place on a line."""
+validator raises through :func:`fail` for the loader to place on a line."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def known(word: str, choices: Iterable[str], label: str = "Known") -> str:
     return f"{hint} {listing}" if hint else listing
 
 
-def _fail(issues: list[Issue]) -> None:
+def fail(issues: list[Issue]) -> None:
     """Raise all ``issues`` as one pydantic error; :func:`_translate` splits them again."""
     summary = "; ".join(message for _, message, _ in issues)
     raise PydanticCustomError("qpipe_issues", "{summary}", {"summary": summary, "issues": issues})

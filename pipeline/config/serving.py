@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from pipeline.config.fields import Device, PositiveFloat, PositiveInt, _Section
-from pipeline.config.problems import _fail, known
+from pipeline.config.fields import Device, PositiveFloat, PositiveInt, Section
+from pipeline.config.problems import fail, known
 from pipeline.config.scheme_tables import engine_names
 
 
-class _EngineSettings(_Section):
+class _EngineSettings(Section):
     startup_timeout: PositiveFloat = 600.0   # seconds until /health answers
     request_timeout: PositiveFloat = 600.0
     extra_args: list[str] = Field(default_factory=list)  # appended to the engine's command line
@@ -67,7 +67,7 @@ class OpenAISettings(_EngineSettings):
     kernel: str | None = None          # what the operator knows of the remote kernel
 
 
-class EnginesConfig(_Section):
+class EnginesConfig(Section):
     """Which engine serves which artifact format (a variant's `engine:` overrides it), and each
     engine's settings (a variant's `engine_options:` overrides those)."""
 
@@ -86,5 +86,5 @@ class EnginesConfig(_Section):
         bad = {f: e for f, e in formats.items() if e not in engine_names()}
         if bad:
             f, e = next(iter(bad.items()))
-            _fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, engine_names()))])
+            fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, engine_names()))])
         return formats

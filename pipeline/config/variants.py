@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from pipeline.config.fields import Device, PositiveInt, _Section
-from pipeline.config.problems import Issue, _fail, known
+from pipeline.config.fields import Device, PositiveInt, Section
+from pipeline.config.problems import Issue, fail, known
 from pipeline.config.scheme_tables import (
     backend_format,
     backend_schemes,
@@ -22,7 +22,7 @@ from pipeline.config.scheme_tables import (
 )
 
 
-class Variant(_Section):
+class Variant(Section):
     """One quantized (or baseline) model: how it is made and which engine serves it."""
 
     backend: str
@@ -59,7 +59,7 @@ class Variant(_Section):
             issues += self._recipe_issues()  # which recipe fits depends on a valid backend
         issues += self._engine_issues()
         if issues:
-            _fail(issues)
+            fail(issues)
         return self
 
     def _scheme_issues(self) -> list[Issue]:
@@ -132,7 +132,7 @@ class Variant(_Section):
         return issues
 
 
-class LoadCheckConfig(_Section):
+class LoadCheckConfig(Section):
     """The prompt every artifact's load check answers with a few greedy tokens (recorded in its
     manifest): a question in the model's own domain shows at a glance that the weights still work."""
 
@@ -145,7 +145,7 @@ class LoadCheckConfig(_Section):
             [{"role": "user", "content": self.prompt}]
 
 
-class QuantizeConfig(_Section):
+class QuantizeConfig(Section):
     """Where quantization runs. On a GPU the model stays in host memory and llm-compressor's
     sequential pipeline onloads one layer at a time, so a model larger than the GPU fits."""
 
@@ -162,7 +162,7 @@ class QuantizeConfig(_Section):
     @model_validator(mode="after")
     def _gpus_need_cuda(self) -> QuantizeConfig:
         if self.gpus > 1 and (self.device == "cpu" or self.device.startswith("cuda:")):
-            _fail([(("gpus",), f"gpus: {self.gpus} spreads quantization over the first {self.gpus} "
+            fail([(("gpus",), f"gpus: {self.gpus} spreads quantization over the first {self.gpus} "
                     f"visible GPUs, which device {self.device!r} does not allow",
                     "set device: cuda (or auto), and choose the GPUs with CUDA_VISIBLE_DEVICES; "
                     "or set gpus: 1")])

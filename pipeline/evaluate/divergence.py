@@ -39,7 +39,7 @@ from pipeline.stage_params import Declared
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.evaluate.passes import (_logprobs, chunk_passes, chunk_sequences, continuation, loglik,
+from pipeline.evaluate.passes import (logprobs, chunk_passes, chunk_sequences, continuation, loglik,
                                      sequence_passes)
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def item_signals(base, variant, prompt: list[int], output: list[int], reference:
         if got is not None:
             return got
         start = len(prompt) - 1
-        return start, _logprobs(base, seq, start), _logprobs(variant, seq, start)
+        return start, logprobs(base, seq, start), logprobs(variant, seq, start)
 
     if output:
         first, lb, lv = pair(prompt + output)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 
-def _logprobs(model, ids: list[int], start: int = 0):
+def logprobs(model, ids: list[int], start: int = 0):
     """Log-probabilities at positions `start`… of `ids` (one sequence, one pass)."""
     return batched_logprobs(model, [ids], 1, starts=[start])[0]
 

@@ -453,11 +453,11 @@ def _ungated_spans(scrubber, text, monkeypatch):
     from pipeline.calibration.pii.detectors.phones import _phones
     from pipeline.calibration.pii.detectors.credentials import _secrets
     from pipeline.calibration.pii.detectors import cued, labelled, shapes
-    from pipeline.calibration.pii.prefilter import Scan, _Needs
-    from pipeline.calibration.pii.terms import _terms
+    from pipeline.calibration.pii.prefilter import Scan, Needs
+    from pipeline.calibration.pii.terms import term_spans
 
-    monkeypatch.setattr(_Needs, "met", lambda self, text, lowered: True)
-    monkeypatch.setattr(identity, "_count_digits", lambda text: 10**6)
+    monkeypatch.setattr(Needs, "met", lambda self, text, lowered: True)
+    monkeypatch.setattr(identity, "count_digits", lambda text: 10**6)
     kinds = scrubber.config.kinds
     spans = []
     for kind, detector in (("EMAIL", _emails), ("URL_CREDENTIALS", _url_credentials),
@@ -480,15 +480,15 @@ def _ungated_spans(scrubber, text, monkeypatch):
                            ("PERSON", cued._cued_names), ("PERSON", cued._names_by_script)):
         if kind in kinds:
             spans.extend(detector(text))
-    spans.extend(_terms(text, scrubber._dict_re, scrubber._dict_kinds))
+    spans.extend(term_spans(text, scrubber._dict_re, scrubber._dict_kinds))
     return tuple(spans)
 
 
 @pytest.mark.parametrize("text", GATE_TEXTS)
 def test_gated_detection_equals_running_every_detector(scrubber, text, monkeypatch):
-    from pipeline.calibration.pii.placeholders import _mask_placeholders
+    from pipeline.calibration.pii.placeholders import mask_placeholders
 
-    masked = _mask_placeholders(text)
+    masked = mask_placeholders(text)
     gated = scrubber._analyse(masked)[0]
     assert gated == _ungated_spans(scrubber, masked, monkeypatch)
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.calibration.ingest.excerpts import _EXCERPT_WINDOW
-from pipeline.calibration.ingest.items import _JSON_COLUMNS, ID_FIELDS, _Item, _parse_json
-from pipeline.calibration.ingest.lines import _Hasher, _LineReader
-from pipeline.calibration.ingest.rejects import IngestError, _Problem, _too_long
+from pipeline.calibration.ingest.excerpts import EXCERPT_WINDOW
+from pipeline.calibration.ingest.items import JSON_COLUMNS, ID_FIELDS, Item, parse_json
+from pipeline.calibration.ingest.lines import Hasher, LineReader
+from pipeline.calibration.ingest.rejects import IngestError, Problem, too_long
 
 
 class _CsvFeed:
@@ -22,14 +22,14 @@ class _CsvFeed:
     was too long or not UTF-8."""
 
     def __init__(self, fh: IO[bytes], max_line_bytes: int) -> None:
-        self._reader = _LineReader(fh, max_line_bytes)
+        self._reader = LineReader(fh, max_line_bytes)
         self._lines = iter(self._reader)
         self.start_record()
 
     def start_record(self) -> None:
         self.line = self._reader.number + 1
         self.offset = self._reader.offset
-        self._reader.sink = self.hasher = _Hasher()
+        self._reader.sink = self.hasher = Hasher()
         self.prefix = b""
         self.too_long = False
         self.bad_encoding = False
@@ -39,8 +39,8 @@ class _CsvFeed:
 
     def __next__(self) -> str:
         line = next(self._lines)
-        if len(self.prefix) < _EXCERPT_WINDOW * 4:
-            self.prefix += line.body[: _EXCERPT_WINDOW * 4] + line.eol
+        if len(self.prefix) < EXCERPT_WINDOW * 4:
+            self.prefix += line.body[: EXCERPT_WINDOW * 4] + line.eol
         if line.too_long:
             self.too_long = True
             return "\n"  # csv sees a blank line; the record is rejected as too long anyway
@@ -54,16 +54,16 @@ class _CsvFeed:
 
 def _csv_object(header: list[str], row: list[str]) -> dict[str, Any]:
     if len(row) > len(header):
-        raise _Problem("invalid_value", f"row has {len(row)} cells but the header has {len(header)}")
+        raise Problem("invalid_value", f"row has {len(row)} cells but the header has {len(header)}")
     obj: dict[str, Any] = {}
     for name, cell in zip(header, row):
         if cell == "":
             continue  # an empty cell is an absent field
-        obj[name] = _parse_json(cell, f"column {name!r}") if name in _JSON_COLUMNS else cell
+        obj[name] = parse_json(cell, f"column {name!r}") if name in JSON_COLUMNS else cell
     return obj
 
 
-def _csv_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
+def csv_items(path: Path, max_line_bytes: int) -> Iterator[Item | None]:
     # The csv module refuses fields over 128 KiB by default; the line limit is ours to set.
     # (The limit is process-wide; it is only ever raised here.)
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
@@ -88,7 +88,7 @@ def _csv_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
             except StopIteration:
                 return
             except csv.Error as err:
-                problem = _Problem("bad_json", f"CSV row cannot be parsed: {err}")
+                problem = Problem("bad_json", f"CSV row cannot be parsed: {err}")
             sha = feed.hasher.hexdigest()
             if row == [] and not feed.too_long:
                 yield None
@@ -96,15 +96,15 @@ def _csv_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
             obj = None
             try:
                 if feed.too_long:
-                    raise _too_long(max_line_bytes)
+                    raise too_long(max_line_bytes)
                 if feed.bad_encoding:
-                    raise _Problem("bad_encoding", "row is not valid UTF-8; re-export the file as UTF-8")
+                    raise Problem("bad_encoding", "row is not valid UTF-8; re-export the file as UTF-8")
                 if problem is not None:
                     raise problem
                 obj = _csv_object(header, row or [])
-            except _Problem as err:
+            except Problem as err:
                 problem = err
                 # a row's ids, for its reject's excerpt to show as pseudonyms (CSV text has no
                 # JSON keys to find them by)
                 obj = {n: c for n, c in zip(header, row or []) if n in ID_FIELDS and not feed.too_long}
-            yield _Item(feed.line, feed.offset, sha, feed.prefix, obj, problem)
+            yield Item(feed.line, feed.offset, sha, feed.prefix, obj, problem)

@@ -10,7 +10,7 @@ from pipeline.calibration.ingest.items import ID_FIELDS
 from pipeline.calibration.ingest.rejects import EXCERPT_CHARS
 from pipeline.calibration.pii import PlaceholderMap, Scrubber
 
-_EXCERPT_WINDOW = 2000  # scrub this much, then cut: a value cut in half would escape detection
+EXCERPT_WINDOW = 2000  # scrub this much, then cut: a value cut in half would escape detection
 
 _CAPITALISED_RUN_RE = re.compile(
     r"(?<![\w<])[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’-]+(?:[ \t]+[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’-]+)+(?!\w)"
@@ -37,7 +37,7 @@ def make_excerpt(raw: bytes, scrubber: Scrubber, *, pseudonym: Callable[[str], s
     ``pseudonym``, the record's ids (``ids``, those of a row that parsed, and the values of
     ``"id"``/``"conversation_id"`` in JSON text) appear as the pseudonyms kept records carry.
     """
-    text = raw[: _EXCERPT_WINDOW * 4].decode("utf-8", errors="replace")[:_EXCERPT_WINDOW]
+    text = raw[: EXCERPT_WINDOW * 4].decode("utf-8", errors="replace")[:EXCERPT_WINDOW]
     # JSON escapes would hide names and line structure from the scrubber.
     text = _JSON_ESCAPE_RE.sub(_unescape, text)
     # \uD83D\uDE00 escapes arrive as two surrogates: join pairs, replace strays.

@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.calibration.ingest.discovery import PathsLike, discover_files
 from pipeline.calibration.ingest.excerpts import make_excerpt
-from pipeline.calibration.ingest.items import ID_FIELDS, _Item
-from pipeline.calibration.ingest.readers import _READERS, SUFFIXES
-from pipeline.calibration.ingest.rejects import FileStats, IngestError, IngestStats, Reject, _Problem
-from pipeline.calibration.ingest.validation import _validate_object
+from pipeline.calibration.ingest.items import ID_FIELDS, Item
+from pipeline.calibration.ingest.readers import READERS, SUFFIXES
+from pipeline.calibration.ingest.rejects import FileStats, IngestError, IngestStats, Reject, Problem
+from pipeline.calibration.ingest.validation import validate_object
 from pipeline.calibration.pii import PIIConfig, Scrubber
 from pipeline.calibration.schema import Record
 
@@ -78,7 +78,7 @@ class Ingestor:
     def read_file(self, path: Path, display: str | None = None) -> Iterator[IngestedRecord | Reject]:
         """Records and rejects of one file; ``display`` is the name used in rejects."""
         display = display or Path(path).as_posix()
-        reader = _READERS.get(Path(path).suffix.lower())
+        reader = READERS.get(Path(path).suffix.lower())
         if reader is None:
             raise IngestError(f"{display}: unsupported file type; use one of {', '.join(SUFFIXES)}")
         for item in reader(Path(path), self.max_line_bytes):
@@ -92,14 +92,14 @@ class Ingestor:
         logger.info("%s: %d records, %d kept, rejected %s", display, file_stats.records_in,
                     file_stats.kept, dict(sorted(file_stats.rejected_by_reason.items())) or 0)
 
-    def _resolve(self, item: _Item, display: str) -> IngestedRecord | Reject:
+    def _resolve(self, item: Item, display: str) -> IngestedRecord | Reject:
         try:
             if item.problem is not None:
                 raise item.problem
             assert item.obj is not None
-            record = _validate_object(item.obj)
+            record = validate_object(item.obj)
             self._check_unique(record.id, display, item.line)
-        except _Problem as problem:
+        except Problem as problem:
             return Reject(file=display, line=item.line, offset=item.offset, sha256=item.sha256,
                           reason=problem.reason,
                           # a detail may quote what it is about (a duplicate id, a bad value):
@@ -114,7 +114,7 @@ class Ingestor:
         key = hashlib.blake2b(record_id.encode(), digest_size=16).digest()
         first = self._first_seen.setdefault(key, (display, line))
         if first != (display, line):
-            raise _Problem("duplicate_id", f"id already used by the record at {first[0]}:{first[1]}; "
+            raise Problem("duplicate_id", f"id already used by the record at {first[0]}:{first[1]}; "
                            "ids must be unique across all sources")
 
 

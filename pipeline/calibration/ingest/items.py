@@ -1,5 +1,5 @@
 """What every reader hands to the :class:`~pipeline.calibration.ingest.ingestor.Ingestor`: one
-:class:`_Item` per record (an object to validate, or the problem that stopped it), and the
+:class:`Item` per record (an object to validate, or the problem that stopped it), and the
 parsing of JSON text shared by the readers (whole JSONL lines, JSON cells of CSV and Parquet)."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from pipeline.calibration.ingest.rejects import _Problem
+from pipeline.calibration.ingest.rejects import Problem
 
-_JSON_COLUMNS = ("messages", "rubric", "tools")
+JSON_COLUMNS = ("messages", "rubric", "tools")
 ID_FIELDS = ("id", "conversation_id")  # what leaves the split pseudonymised, excerpts included
 
 
-class _Item(NamedTuple):
+class Item(NamedTuple):
     """What a reader hands to :class:`Ingestor`: an object to validate, or a problem."""
 
     line: int
@@ -21,17 +21,17 @@ class _Item(NamedTuple):
     sha256: str
     raw: bytes  # for the excerpt only (a prefix)
     obj: dict[str, Any] | None  # with a problem: at most the ids the row was read with
-    problem: _Problem | None
+    problem: Problem | None
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_json(text: str, what: str) -> Any:
+def parse_json(text: str, what: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as err:
-        raise _Problem("bad_json", f"{what} is not valid JSON: {err.msg} at column {err.colno}") from None
+        raise Problem("bad_json", f"{what} is not valid JSON: {err.msg} at column {err.colno}") from None
     except (ValueError, RecursionError) as err:
-        raise _Problem("bad_json", f"{what} is not valid JSON: {type(err).__name__}") from None
+        raise Problem("bad_json", f"{what} is not valid JSON: {type(err).__name__}") from None

@@ -7,23 +7,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.calibration.ingest.items import _Item, _parse_json
-from pipeline.calibration.ingest.lines import _Hasher, _Line, _LineReader
-from pipeline.calibration.ingest.rejects import IngestError, _Problem, _too_long
+from pipeline.calibration.ingest.items import Item, parse_json
+from pipeline.calibration.ingest.lines import Hasher, Line, LineReader
+from pipeline.calibration.ingest.rejects import IngestError, Problem, too_long
 
 
-def _jsonl_object(line: _Line) -> dict[str, Any]:
+def _jsonl_object(line: Line) -> dict[str, Any]:
     body = line.body[3:] if line.number == 1 and line.body.startswith(b"\xef\xbb\xbf") else line.body
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _Problem(
+        raise Problem(
             "bad_encoding",
             f"line is not valid UTF-8 (byte {err.start} of the line); re-export the file as UTF-8",
         ) from None
-    obj = _parse_json(text, "line")
+    obj = parse_json(text, "line")
     if not isinstance(obj, dict):
-        raise _Problem("not_an_object", f"line holds a JSON {type(obj).__name__}, expected an object")
+        raise Problem("not_an_object", f"line holds a JSON {type(obj).__name__}, expected an object")
     return obj
 
 
@@ -41,25 +41,25 @@ def _refuse_json_document(path: Path, fh: IO[bytes]) -> None:
         )
 
 
-def _jsonl_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
+def jsonl_items(path: Path, max_line_bytes: int) -> Iterator[Item | None]:
     """One item per non-blank line; None for a blank line (not a record)."""
     with path.open("rb") as fh:
         if path.suffix.lower() == ".json":
             _refuse_json_document(path, fh)
             fh.seek(0)
-        reader = _LineReader(fh, max_line_bytes)
-        reader.sink = hasher = _Hasher()
+        reader = LineReader(fh, max_line_bytes)
+        reader.sink = hasher = Hasher()
         for line in reader:
             sha = hasher.hexdigest()
-            reader.sink = hasher = _Hasher()
+            reader.sink = hasher = Hasher()
             if not line.too_long and not line.body.strip():
                 yield None
                 continue
             obj, problem = None, None
             try:
                 if line.too_long:
-                    raise _too_long(max_line_bytes)
+                    raise too_long(max_line_bytes)
                 obj = _jsonl_object(line)
-            except _Problem as err:
+            except Problem as err:
                 problem = err
-            yield _Item(line.number, line.offset, sha, line.body, obj, problem)
+            yield Item(line.number, line.offset, sha, line.body, obj, problem)

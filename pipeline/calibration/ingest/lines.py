@@ -8,10 +8,10 @@ import hashlib
 from collections.abc import Iterator
 from typing import IO, NamedTuple
 
-from pipeline.calibration.ingest.excerpts import _EXCERPT_WINDOW
+from pipeline.calibration.ingest.excerpts import EXCERPT_WINDOW
 
 
-class _Hasher:
+class Hasher:
     """SHA256 of bytes fed in pieces, minus the final line terminator (held back)."""
 
     def __init__(self) -> None:
@@ -35,7 +35,7 @@ def _strip_eol(data: bytes) -> bytes:
     return data[:-1] if data.endswith(b"\n") else data
 
 
-class _Line(NamedTuple):
+class Line(NamedTuple):
     number: int  # 1-based
     offset: int  # byte offset of the line's first byte
     body: bytes  # without terminator; only a prefix when too_long
@@ -43,18 +43,18 @@ class _Line(NamedTuple):
     too_long: bool
 
 
-class _LineReader:
+class LineReader:
     """Physical lines of a binary file. Every byte read is also fed to ``sink`` (when set),
     so a line longer than the limit is hashed while it streams past, never held whole."""
 
     def __init__(self, fh: IO[bytes], max_line_bytes: int) -> None:
         self._fh = fh
         self._max = max_line_bytes
-        self.sink: _Hasher | None = None
+        self.sink: Hasher | None = None
         self.number = 0
         self.offset = 0
 
-    def __iter__(self) -> Iterator[_Line]:
+    def __iter__(self) -> Iterator[Line]:
         limit = self._max + 2  # room for "\r\n" after a line of exactly the limit
         while chunk := self._fh.readline(limit):
             self.number += 1
@@ -62,7 +62,7 @@ class _LineReader:
             self._feed(chunk)
             if chunk.endswith(b"\n") or len(chunk) < limit:
                 body = _strip_eol(chunk)
-                yield _Line(self.number, start, body, chunk[len(body):], len(body) > self._max)
+                yield Line(self.number, start, body, chunk[len(body):], len(body) > self._max)
                 continue
             last = chunk
             while not last.endswith(b"\n"):
@@ -72,7 +72,7 @@ class _LineReader:
                 self._feed(more)
                 last = last[-2:] + more
             eol = last[len(_strip_eol(last)):]
-            yield _Line(self.number, start, chunk[: _EXCERPT_WINDOW * 4], eol, True)
+            yield Line(self.number, start, chunk[: EXCERPT_WINDOW * 4], eol, True)
 
     def _feed(self, data: bytes) -> None:
         self.offset += len(data)

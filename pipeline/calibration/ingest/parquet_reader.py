@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.calibration.ingest.excerpts import _EXCERPT_WINDOW
-from pipeline.calibration.ingest.items import _JSON_COLUMNS, _Item, _parse_json
-from pipeline.calibration.ingest.rejects import IngestError, _Problem, _too_long
+from pipeline.calibration.ingest.excerpts import EXCERPT_WINDOW
+from pipeline.calibration.ingest.items import JSON_COLUMNS, Item, parse_json
+from pipeline.calibration.ingest.rejects import IngestError, Problem, too_long
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -24,7 +24,7 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
-def _parquet_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
+def parquet_items(path: Path, max_line_bytes: int) -> Iterator[Item | None]:
     try:
         import pyarrow.parquet as pq
     except ImportError as err:
@@ -48,8 +48,8 @@ def _parquet_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
             number += 1
             if size > max_line_bytes:
                 note = f"row {number}: about {size} bytes, not read".encode()
-                yield _Item(number, None, hashlib.sha256(note).hexdigest(), note, None,
-                            _too_long(max_line_bytes))
+                yield Item(number, None, hashlib.sha256(note).hexdigest(), note, None,
+                            too_long(max_line_bytes))
                 continue
             row = next(rows)
             raw = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str).encode()
@@ -57,14 +57,14 @@ def _parquet_items(path: Path, max_line_bytes: int) -> Iterator[_Item | None]:
             obj, problem = None, None
             try:
                 if len(raw) > max_line_bytes:
-                    raise _too_long(max_line_bytes)
+                    raise too_long(max_line_bytes)
                 obj = _drop_nulls(row)
-                for column in _JSON_COLUMNS:
+                for column in JSON_COLUMNS:
                     if isinstance(obj.get(column), str):
-                        obj[column] = _parse_json(obj[column], f"column {column!r}")
-            except _Problem as err:
+                        obj[column] = parse_json(obj[column], f"column {column!r}")
+            except Problem as err:
                 problem, obj = err, None
-            yield _Item(number, None, sha, raw[: _EXCERPT_WINDOW * 4], obj, problem)
+            yield Item(number, None, sha, raw[: EXCERPT_WINDOW * 4], obj, problem)
 
 
 def _parquet_batch_rows(parquet, max_line_bytes: int) -> int:

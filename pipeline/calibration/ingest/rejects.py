@@ -1,6 +1,6 @@
 """What a failed read looks like: the reject reason codes, :class:`Reject`, the counts of kept and
 rejected records per file, and the two failures on the way there (:class:`IngestError` for a whole
-input, :class:`_Problem` for one record)."""
+input, :class:`Problem` for one record)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class IngestStats(FileStats):
         self.per_file.setdefault(file, FileStats()).blank_lines += 1
 
 
-class _Problem(Exception):
+class Problem(Exception):
     """Internal: a record-level failure on its way to becoming a Reject."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -80,6 +80,6 @@ class _Problem(Exception):
         self.detail = detail
 
 
-def _too_long(max_line_bytes: int) -> _Problem:
-    return _Problem("line_too_long", f"line is longer than max_line_bytes={max_line_bytes}; "
+def too_long(max_line_bytes: int) -> Problem:
+    return Problem("line_too_long", f"line is longer than max_line_bytes={max_line_bytes}; "
                     "not parsed (raise max_line_bytes if such records are expected)")

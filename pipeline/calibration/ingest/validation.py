@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.calibration.ingest.rejects import REJECT_REASONS, _Problem
+from pipeline.calibration.ingest.rejects import REJECT_REASONS, Problem
 from pipeline.calibration.schema import Record
 
 # When a record has several problems the reason is the most structural one.
@@ -42,8 +42,8 @@ def _describe(error: dict[str, Any]) -> str:
     return f"{where}: {error['msg']}"  # pydantic and schema.py messages never quote the input
 
 
-def _validate_object(obj: dict[str, Any]) -> Record:
-    """``obj`` as a Record, or :class:`_Problem` with the reason code and a detail."""
+def validate_object(obj: dict[str, Any]) -> Record:
+    """``obj`` as a Record, or :class:`Problem` with the reason code and a detail."""
     try:
         return Record.model_validate(obj)
     except ValidationError as err:
@@ -53,4 +53,4 @@ def _validate_object(obj: dict[str, Any]) -> Record:
         details = [_describe(e) for e in errors[:3]]
         if len(errors) > 3:
             details.append(f"(+{len(errors) - 3} more)")
-        raise _Problem(reason, "; ".join(details)) from None
+        raise Problem(reason, "; ".join(details)) from None

@@ -17,7 +17,7 @@ ALL_KINDS: tuple[str, ...] = (
     "SECRET", "URL_CREDENTIALS", "EMAIL", "IBAN", "NATIONAL_ID", "PASSPORT", "CARD", "IP", "DOB",
     "PHONE", "ADDRESS", "PERSON", "WALLET", "DEVICE_ID", "ID", "LOCATION",
 )
-_RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
+RANK = {kind: rank for rank, kind in enumerate(ALL_KINDS)}
 DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "CN", "IN", "ES", "BR", "JP")
 
 

@@ -7,17 +7,17 @@ import re
 from collections import Counter
 
 from pipeline.calibration.pii.config import ALL_KINDS
-from pipeline.calibration.pii.vocabulary import _NOT_NAMES
+from pipeline.calibration.pii.vocabulary import NOT_NAMES
 
 PLACEHOLDER_RE = re.compile(r"<(" + "|".join(ALL_KINDS) + r")_(\d+)>")
-_MASK = "\ue000"  # private-use char: not a word char, digit or space, so no pattern spans it
+MASK = "\ue000"  # private-use char: not a word char, digit or space, so no pattern spans it
 
 
-def _mask_placeholders(text: str) -> str:
+def mask_placeholders(text: str) -> str:
     """Same-length text in which existing placeholders cannot be matched by any pattern."""
     if "<" not in text:  # every placeholder starts with "<"
         return text
-    return PLACEHOLDER_RE.sub(lambda m: _MASK * len(m.group()), text)
+    return PLACEHOLDER_RE.sub(lambda m: MASK * len(m.group()), text)
 
 
 class PlaceholderMap:
@@ -43,7 +43,7 @@ class PlaceholderMap:
         Matching is case-sensitive (as written, Title Case, UPPER CASE) so that a name
         such as "Will" does not take every "will" with it.
         """
-        parts = [name] + [p for p in name.split() if len(p) >= 3 and p.casefold() not in _NOT_NAMES]
+        parts = [name] + [p for p in name.split() if len(p) >= 3 and p.casefold() not in NOT_NAMES]
         for part in parts:
             self.names.update({part, part.title(), part.upper()})
 

@@ -4,7 +4,7 @@ A text that fails a prefilter cannot match the patterns it guards, so skipping t
 changes nothing that is found: addresses need a digit, an IPv4 address 4, phones 7, cards
 13, each national-id pattern its own number; e-mails and URL credentials an "@", an IPv6
 address a colon; secrets and person names one of their patterns' trigger words
-(:class:`_Needs`). A :class:`Scan` works out the facts these conditions read once per text.
+(:class:`Needs`). A :class:`Scan` works out the facts these conditions read once per text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _FOLD_EXCEPTIONS = ("\u0130", "\u0131", "\u017f", "\u212a")
 
 
 @dataclass(frozen=True, slots=True)
-class _Needs:
+class Needs:
     """A necessary condition for a pattern to match: one of ``literals`` occurs in the text
     (lower-cased, for a pattern that ignores case). A substring search costs a fraction of
     a regex scan, and most texts hold none of a pattern's trigger words, so each pattern
@@ -49,12 +49,12 @@ class _Needs:
         return False
 
 
-def _lowered(text: str) -> str | None:
-    """``text.lower()`` for :meth:`_Needs.met`; None when it would not be exact."""
+def lower_or_none(text: str) -> str | None:
+    """``text.lower()`` for :meth:`Needs.met`; None when it would not be exact."""
     return None if any(ch in text for ch in _FOLD_EXCEPTIONS) else text.lower()
 
 
-def _count_digits(text: str) -> int:
+def count_digits(text: str) -> int:
     """Digits in ``text``, by the patterns' own notion of a digit (``\\d``)."""
     return len(_DIGIT_RE.findall(text))
 
@@ -68,12 +68,12 @@ class Scan:
         self.text = text
         self.regions = regions  # the phone regions of the scrubber's config
         self.business_keys = business_keys  # and its business's own key prefixes
-        self.digits = _count_digits(text)
+        self.digits = count_digits(text)
 
     @functools.cached_property
     def lowered(self) -> str | None:
-        """The text lower-cased for :meth:`_Needs.met` (None: a case-folding exception)."""
-        return _lowered(self.text)
+        """The text lower-cased for :meth:`Needs.met` (None: a case-folding exception)."""
+        return lower_or_none(self.text)
 
     @functools.cached_property
     def words(self) -> frozenset[str]:
@@ -85,7 +85,7 @@ Prefilter = Callable[[Scan], bool]
 
 
 def always(scan: Scan) -> bool:
-    """No condition: the detector gates each of its patterns itself (see :class:`_Needs`)."""
+    """No condition: the detector gates each of its patterns itself (see :class:`Needs`)."""
     return True
 
 

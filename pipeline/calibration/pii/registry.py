@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from pipeline.calibration.pii.config import _RANK, ALL_KINDS
+from pipeline.calibration.pii.config import RANK, ALL_KINDS
 from pipeline.calibration.pii.prefilter import Prefilter, Scan
-from pipeline.calibration.pii.spans import _Span
+from pipeline.calibration.pii.spans import Span
 
 #: Every detector by name, in the order the scrubber runs them.
 SCAN_ORDER: tuple[str, ...] = (
@@ -36,20 +36,20 @@ class Detector:
     name: str
     kind: str
     prefilter: Prefilter
-    find: Callable[[Scan], Iterable[_Span]]
+    find: Callable[[Scan], Iterable[Span]]
     teaches_names: bool = False
 
 
 _REGISTRY: dict[str, Detector] = {}
 
 
-def register(name: str, kind: str, prefilter: Prefilter, find: Callable[[Scan], Iterable[_Span]],
+def register(name: str, kind: str, prefilter: Prefilter, find: Callable[[Scan], Iterable[Span]],
              *, teaches_names: bool = False) -> Detector:
     """Add the detector ``name`` of ``kind``, guarded by ``prefilter``, to the registry."""
     if name not in SCAN_ORDER:
         raise ValueError(f"PII detector {name!r} has no place in SCAN_ORDER "
                          f"({__name__}); add its name where it should run")
-    if kind not in _RANK:
+    if kind not in RANK:
         raise ValueError(f"PII detector {name!r} finds unknown kind {kind!r}; use one of "
                          f"{', '.join(ALL_KINDS)}, or add the kind to ALL_KINDS and PIIKind")
     if name in _REGISTRY:

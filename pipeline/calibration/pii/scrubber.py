@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.calibration.pii.config import _RANK, PIIConfig
+from pipeline.calibration.pii.config import RANK, PIIConfig
 from pipeline.calibration.pii.detectors import registered
-from pipeline.calibration.pii.placeholders import PlaceholderMap, _mask_placeholders
+from pipeline.calibration.pii.placeholders import PlaceholderMap, mask_placeholders
 from pipeline.calibration.pii.prefilter import Scan
-from pipeline.calibration.pii.spans import _merge, _Span
-from pipeline.calibration.pii.terms import _names_terms_pattern, _terms, _terms_pattern
+from pipeline.calibration.pii.spans import merge_spans, Span
+from pipeline.calibration.pii.terms import names_terms_pattern, term_spans, terms_pattern
 from pipeline.calibration.schema import Record
 
 logger = logging.getLogger(__package__)  # the package's name: pipeline.calibration.pii
@@ -31,7 +31,7 @@ class Scrubber:
     def __init__(self, config: PIIConfig | None = None) -> None:
         self.config = config or PIIConfig()
         self._dict_kinds = self._load_dictionary(self.config.dictionary_path)
-        self._dict_re = _terms_pattern(self._dict_kinds, ignore_case=True)
+        self._dict_re = terms_pattern(self._dict_kinds, ignore_case=True)
         self._names_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
         self._detectors = registered(self.config.kinds)  # in scan order
         self._analysis = functools.lru_cache(maxsize=_TEXT_CACHE_SIZE)(self._analyse)
@@ -53,19 +53,19 @@ class Scrubber:
         for line in path.read_text(encoding="utf-8").splitlines():
             line = line.split("#", 1)[0].strip()
             kind, sep, rest = line.partition(":")
-            if sep and kind.strip() in _RANK and rest.strip():
+            if sep and kind.strip() in RANK and rest.strip():
                 terms[" ".join(rest.split()).casefold()] = kind.strip()
             elif line:
                 terms[" ".join(line.split()).casefold()] = "PERSON"
         logger.info("PII dictionary %s: %d terms", path, len(terms))
         return terms
 
-    def _analyse(self, text: str) -> tuple[tuple[_Span, ...], tuple[str, ...]]:
+    def _analyse(self, text: str) -> tuple[tuple[Span, ...], tuple[str, ...]]:
         """What depends on the (masked) text alone: every detection but the record's learned
         names, in detector order, and the person names the text teaches. Cached per text
         (system prompts, canned answers and references repeat across records)."""
         scan = Scan(text, self.config.phone_regions, frozenset(self.config.business_keys))
-        spans: list[_Span] = []
+        spans: list[Span] = []
         names: list[str] = []
         for detector in self._detectors:
             if not detector.prefilter(scan):  # cheap, and a text that fails it cannot match
@@ -74,25 +74,25 @@ class Scrubber:
             spans.extend(found)
             if detector.teaches_names:
                 names.extend(" ".join(text[span.start:span.end].split()) for span in found)
-        spans.extend(_terms(text, self._dict_re, self._dict_kinds))  # whatever the kinds say
+        spans.extend(term_spans(text, self._dict_re, self._dict_kinds))  # whatever the kinds say
         return tuple(spans), tuple(names)
 
-    def _detect(self, text: str, mapping: PlaceholderMap) -> list[_Span]:
+    def _detect(self, text: str, mapping: PlaceholderMap) -> list[Span]:
         spans = list(self._analysis(text)[0])
-        spans.extend(_terms(text, self._names_pattern(mapping), {}))
+        spans.extend(term_spans(text, self._names_pattern(mapping), {}))
         return spans
 
     def _names_pattern(self, mapping: PlaceholderMap) -> re.Pattern[str] | None:
         names = frozenset(mapping.names)
         if names != self._names_cache[0]:
-            self._names_cache = (names, _names_terms_pattern(names))
+            self._names_cache = (names, names_terms_pattern(names))
         return self._names_cache[1]
 
     def learn(self, text: str, mapping: PlaceholderMap) -> None:
         """First pass over a field: reserve the placeholders it holds and learn names."""
         mapping.reserve(text)
         if self.enabled and "PERSON" in self.config.kinds:
-            for name in self._analysis(_mask_placeholders(text))[1]:
+            for name in self._analysis(mask_placeholders(text))[1]:
                 mapping.learn_name(name)
 
     def scrub_text(self, text: str, mapping: PlaceholderMap | None = None) -> str:
@@ -104,10 +104,10 @@ class Scrubber:
         return self._replace(text, mapping)
 
     def _replace(self, text: str, mapping: PlaceholderMap) -> str:
-        masked = _mask_placeholders(text)
+        masked = mask_placeholders(text)
         pieces: list[str] = []
         last = 0
-        for span in _merge(self._detect(masked, mapping), masked):
+        for span in merge_spans(self._detect(masked, mapping), masked):
             pieces.append(text[last:span.start])
             pieces.append(mapping.placeholder(span.kind, span.key))
             last = span.end

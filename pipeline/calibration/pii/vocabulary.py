@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # Capitalised words that follow a trigger but are not names ("I'm Sorry", "Hello World").
-_NOT_NAMES = frozenset("""
+NOT_NAMES = frozenset("""
 a able about account admin afraid afternoon again all already also am an and any anyone april
 are as at august back be best billing but by bye calling can care concerned confused contacting
 correct currently customer customers day dear december done enterprise evening everyone

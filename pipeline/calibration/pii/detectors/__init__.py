@@ -15,27 +15,27 @@ from pipeline.calibration.pii.config import DEFAULT_PHONE_REGIONS
 from pipeline.calibration.pii.detectors import (  # noqa: F401
     addresses, contact, credentials, cued, identity, labelled, persons, phones, shapes,
 )
-from pipeline.calibration.pii.detectors.identity import _dobs, _ibans, _passports
-from pipeline.calibration.pii.detectors.persons import _persons_by_script
-from pipeline.calibration.pii.detectors.phones import _phones_by_context
+from pipeline.calibration.pii.detectors.identity import dobs, ibans, passports
+from pipeline.calibration.pii.detectors.persons import persons_by_script
+from pipeline.calibration.pii.detectors.phones import phones_by_context
 from pipeline.calibration.pii.registry import registered
-from pipeline.calibration.pii.spans import _Span
+from pipeline.calibration.pii.spans import Span
 
 __all__ = ["registered"]
 
 
 def _contextual(text: str, kinds: frozenset[str],
-                regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS) -> Iterator[_Span]:
+                regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS) -> Iterator[Span]:
     """IBANs (mod-97 checked), passport numbers and dates of birth by their context words, phones
     written as bare digits after what says they are one, names in non-Latin scripts after "my
     name is" in their language: the context-word detectors of ``kinds``, in scan order."""
     if "IBAN" in kinds:
-        yield from _ibans(text)
+        yield from ibans(text)
     if "PASSPORT" in kinds:
-        yield from _passports(text)
+        yield from passports(text)
     if "DOB" in kinds:
-        yield from _dobs(text)
+        yield from dobs(text)
     if "PHONE" in kinds:
-        yield from _phones_by_context(text, regions)
+        yield from phones_by_context(text, regions)
     if "PERSON" in kinds:
-        yield from _persons_by_script(text)
+        yield from persons_by_script(text)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from pipeline.calibration.pii.prefilter import digits_at_least, either, holds
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span, _strip_trailing
+from pipeline.calibration.pii.spans import Span, strip_trailing
 
 # Internationalised addresses too: Unicode local parts and domains (bücher.de, 例え.jp) and
 # punycode TLDs (xn--…).
@@ -25,18 +25,18 @@ _VERSION_BEFORE_RE = re.compile(r"(?i)\b(?:v|version|ver\.?|release|build)\s*$")
 _IPV6_RE = re.compile(r"(?<![\w:.])[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:%\w+)?(?![\w:])")
 
 
-def _emails(text: str) -> Iterator[_Span]:
+def _emails(text: str) -> Iterator[Span]:
     for m in _EMAIL_RE.finditer(text):
-        yield _Span(m.start(), m.end(), "EMAIL", m.group().casefold())
+        yield Span(m.start(), m.end(), "EMAIL", m.group().casefold())
 
 
-def _url_credentials(text: str) -> Iterator[_Span]:
+def _url_credentials(text: str) -> Iterator[Span]:
     for m in _URL_CRED_RE.finditer(text):
-        end = _strip_trailing(text, m.start(), m.end())
-        yield _Span(m.start(), end, "URL_CREDENTIALS", text[m.start():end])
+        end = strip_trailing(text, m.start(), m.end())
+        yield Span(m.start(), end, "URL_CREDENTIALS", text[m.start():end])
 
 
-def _ips(text: str) -> Iterator[_Span]:
+def _ips(text: str) -> Iterator[Span]:
     for m in _IPV4_RE.finditer(text):
         if _VERSION_BEFORE_RE.search(text, max(0, m.start() - 12), m.start()):
             continue
@@ -44,7 +44,7 @@ def _ips(text: str) -> Iterator[_Span]:
             address = ipaddress.IPv4Address(m.group())
         except ValueError:
             continue
-        yield _Span(m.start(), m.end(), "IP", str(address))
+        yield Span(m.start(), m.end(), "IP", str(address))
     for m in _IPV6_RE.finditer(text):
         candidate = m.group().rstrip(".")
         hex_digits = sum(ch in "0123456789abcdefABCDEF" for ch in candidate.split("%")[0])
@@ -54,7 +54,7 @@ def _ips(text: str) -> Iterator[_Span]:
             address = ipaddress.IPv6Address(candidate)
         except ValueError:
             continue
-        yield _Span(m.start(), m.start() + len(candidate), "IP", address.compressed)
+        yield Span(m.start(), m.start() + len(candidate), "IP", address.compressed)
 
 
 # An e-mail address and URL credentials hold an "@"; an IPv4 address 4 digits, an IPv6 one a colon.

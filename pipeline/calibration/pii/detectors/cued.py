@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterator
 
 from pipeline.calibration.pii.detectors.labelled import national
-from pipeline.calibration.pii.prefilter import Scan, _Needs, cue_words
+from pipeline.calibration.pii.prefilter import Scan, Needs, cue_words
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span, _strip_trailing
+from pipeline.calibration.pii.spans import Span, strip_trailing
 
 # --------------------------------------------------------------------------- identifiers
 _ID_CUES = (  # what the label detector (labelled.py) cannot see: lower-case acronyms, inflected
@@ -63,29 +63,29 @@ def _reach(text: str, start: int) -> int:
     return min(start + _REACH, len(text) if line_end < 0 else line_end)
 
 
-def _cued_ids(text: str) -> Iterator[_Span]:
+def _cued_ids(text: str) -> Iterator[Span]:
     for cues, digits_only in ((_ID_CUE_RE, False), (_DIGIT_CUE_RE, True)):
         for cue in cues.finditer(text):
             for m in _VALUE_RE.finditer(text, cue.end(), _reach(text, cue.end())):
-                end = _strip_trailing(text, m.start(), m.end())
+                end = strip_trailing(text, m.start(), m.end())
                 value = text[m.start():end]
                 compact = re.sub(r"[ .\-/]", "", value)
                 if len(compact) < 5 or not any(c.isdigit() for c in compact):
                     continue
                 if not (digits_only and not compact.isdigit()):
-                    yield _Span(m.start(), end, "NATIONAL_ID" if national(value) else "ID", compact.upper())
+                    yield Span(m.start(), end, "NATIONAL_ID" if national(value) else "ID", compact.upper())
                 break
     for cue in _HANDLE_CUE_RE.finditer(text):
         start = _HANDLE_FILLER_RE.match(text, cue.end()).end()
         m = _HANDLE_RE.match(text, start, _reach(text, cue.end()) + 16)
         if m:
-            end = _strip_trailing(text, m.start(), m.end())
+            end = strip_trailing(text, m.start(), m.end())
             value = text[m.start():end]
             # an account name has a digit, "_", "@" or "."; a maiden name is a capitalised word
             # ("handle the request" is prose)
             if end - m.start() >= 3 and (re.search(r"[\d_@.]", value) or
                                          ("name" in cue.group().lower() and value[0].isupper())):
-                yield _Span(m.start(), end, "ID", text[m.start():end].casefold())
+                yield Span(m.start(), end, "ID", text[m.start():end].casefold())
 
 
 # ------------------------------------------------------------------ names after "my name is"
@@ -120,7 +120,7 @@ _JA_END_RE = re.compile(r"(?:です|と申します|といいます)$")
 _KO_END_RE = re.compile(r"(?:입니다|이에요|예요|이고|라고)$")
 
 
-def _cued_names(text: str) -> Iterator[_Span]:
+def _cued_names(text: str) -> Iterator[Span]:
     for m in _LATIN_CUE_RE.finditer(text):
         words, end = m.group("name").split(), m.start("name")
         kept = 0
@@ -131,7 +131,7 @@ def _cued_names(text: str) -> Iterator[_Span]:
             kept += 1
             end = m.start("name") + w.start() + len(word)
         if kept and words:
-            yield _Span(m.start("name"), end, "PERSON", " ".join(text[m.start("name"):end].split()).casefold())
+            yield Span(m.start("name"), end, "PERSON", " ".join(text[m.start("name"):end].split()).casefold())
     for pattern, _ in _SCRIPT_RES:
         for m in pattern.finditer(text):
             start, end = m.start("name"), m.start("name")
@@ -143,7 +143,7 @@ def _cued_names(text: str) -> Iterator[_Span]:
                 if len(word) < len(w.group()):
                     break
             if end > start:
-                yield _Span(start, end, "PERSON", " ".join(text[start:end].split()).casefold())
+                yield Span(start, end, "PERSON", " ".join(text[start:end].split()).casefold())
 
 
 # ----------------------------------------------------------------- names by script, no cue
@@ -172,10 +172,10 @@ _HAN_GIVEN = (
 _HAN_NAME_RE = re.compile(rf"(?<![{_HAN_SURNAMES}])[{_HAN_SURNAMES}][{_HAN_GIVEN}]{{1,2}}(?![{_HAN_GIVEN}])")
 
 
-def _names_by_script(text: str) -> Iterator[_Span]:
+def _names_by_script(text: str) -> Iterator[Span]:
     for pattern in (_CYRILLIC_PAIR_RE, _ARABIC_NAME_RE, _HAN_NAME_RE):
         for m in pattern.finditer(text):
-            yield _Span(m.start(), m.end(), "PERSON", " ".join(m.group().split()).casefold())
+            yield Span(m.start(), m.end(), "PERSON", " ".join(m.group().split()).casefold())
 
 
 def _has_non_ascii(scan: Scan) -> bool:
@@ -192,7 +192,7 @@ def _may_cue_id(scan: Scan) -> bool:
 
 register("cued_id", "ID", _may_cue_id, lambda scan: _cued_ids(scan.text))
 # every Latin cue is a fixed phrase: its presence in the lower-cased text is the gate
-_LATIN_NEEDS = _Needs(tuple(cue.replace("\\", "") for cue in _LATIN_CUES), ignore_case=True)
+_LATIN_NEEDS = Needs(tuple(cue.replace("\\", "") for cue in _LATIN_CUES), ignore_case=True)
 
 
 def _may_cue_name(scan: Scan) -> bool:

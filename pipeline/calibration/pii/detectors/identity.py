@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from pipeline.calibration.pii.prefilter import _count_digits, digit_or_not_ascii, digits_at_least
+from pipeline.calibration.pii.prefilter import count_digits, digit_or_not_ascii, digits_at_least
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span
+from pipeline.calibration.pii.spans import Span
 
 try:
     from stdnum import iban as _iban
@@ -100,8 +100,8 @@ def _nir_ok(number: str) -> bool:
             and _fr_nir.is_valid(number))
 
 
-def _national_ids(text: str, digits: int | None = None) -> Iterator[_Span]:
-    digits = _count_digits(text) if digits is None else digits
+def _national_ids(text: str, digits: int | None = None) -> Iterator[Span]:
+    digits = count_digits(text) if digits is None else digits
     # (pattern, checksum, digits the pattern needs at the least: a cheap prefilter)
     checks: tuple[tuple[re.Pattern[str], Callable[[str], bool], int], ...] = (
         (_SSN_RE, _ssn_ok, 9), (_SSN_CONTEXT_RE, _ssn_ok, 9), (_CN_RIC_RE, _cn_ric_ok, 17),
@@ -116,10 +116,10 @@ def _national_ids(text: str, digits: int | None = None) -> Iterator[_Span]:
             start, end = (m.start(1), m.end(1)) if pattern.groups == 1 else m.span()
             compact = re.sub(r"[\s-]", "", text[start:end]).upper()
             if valid(compact):
-                yield _Span(start, end, "NATIONAL_ID", compact)
+                yield Span(start, end, "NATIONAL_ID", compact)
     for m in _NINO_RE.finditer(text) if digits >= 6 else ():
         if _nino_ok(m.group(1)):
-            yield _Span(m.start(), m.end(), "NATIONAL_ID", re.sub(r"\s", "", m.group()).upper())
+            yield Span(m.start(), m.end(), "NATIONAL_ID", re.sub(r"\s", "", m.group()).upper())
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -132,39 +132,39 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _cards(text: str) -> Iterator[_Span]:
+def _cards(text: str) -> Iterator[Span]:
     for m in _CARD_RE.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) and _luhn_ok(digits):
-            yield _Span(m.start(), m.end(), "CARD", digits)
+            yield Span(m.start(), m.end(), "CARD", digits)
 
 
-def _cards_mixed(text: str) -> Iterator[_Span]:
+def _cards_mixed(text: str) -> Iterator[Span]:
     for m in _CARD_MIXED_RE.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) and _luhn_ok(digits):
-            yield _Span(m.start(), m.end(), "CARD", digits)
+            yield Span(m.start(), m.end(), "CARD", digits)
 
 
-def _ibans(text: str) -> Iterator[_Span]:
+def ibans(text: str) -> Iterator[Span]:
     """IBANs, mod-97 checked."""
     for m in _IBAN_RE.finditer(text):
         compact = m.group().replace(" ", "")
         if _iban.is_valid(compact):
-            yield _Span(m.start(), m.end(), "IBAN", compact)
+            yield Span(m.start(), m.end(), "IBAN", compact)
 
 
-def _passports(text: str) -> Iterator[_Span]:
+def passports(text: str) -> Iterator[Span]:
     """Passport numbers (holding a digit) after a word for passport."""
     for m in _PASSPORT_RE.finditer(text):
         if any(c.isdigit() for c in m.group(1)):
-            yield _Span(m.start(1), m.end(1), "PASSPORT", m.group(1).upper())
+            yield Span(m.start(1), m.end(1), "PASSPORT", m.group(1).upper())
 
 
-def _dobs(text: str) -> Iterator[_Span]:
+def dobs(text: str) -> Iterator[Span]:
     """Dates after words that say they are a date of birth."""
     for m in _DOB_RE.finditer(text):
-        yield _Span(m.start(1), m.end(1), "DOB", " ".join(m.group(1).casefold().split()))
+        yield Span(m.start(1), m.end(1), "DOB", " ".join(m.group(1).casefold().split()))
 
 
 # National ids need 6 digits at the least (each pattern checks its own number, see
@@ -174,6 +174,6 @@ register("national_id", "NATIONAL_ID", digits_at_least(6),
          lambda scan: _national_ids(scan.text, scan.digits))
 register("card", "CARD", digits_at_least(13), lambda scan: _cards(scan.text))
 register("card_mixed", "CARD", digits_at_least(13), lambda scan: _cards_mixed(scan.text))
-register("iban", "IBAN", digit_or_not_ascii, lambda scan: _ibans(scan.text))
-register("passport", "PASSPORT", digit_or_not_ascii, lambda scan: _passports(scan.text))
-register("dob", "DOB", digit_or_not_ascii, lambda scan: _dobs(scan.text))
+register("iban", "IBAN", digit_or_not_ascii, lambda scan: ibans(scan.text))
+register("passport", "PASSPORT", digit_or_not_ascii, lambda scan: passports(scan.text))
+register("dob", "DOB", digit_or_not_ascii, lambda scan: dobs(scan.text))

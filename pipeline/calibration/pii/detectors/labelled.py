@@ -19,10 +19,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pipeline.calibration.pii.detectors.phones import _NATIONAL_PHONE_SHAPE_RE, _STRONG_PHONE_HINT_RE
+from pipeline.calibration.pii.detectors.phones import NATIONAL_PHONE_SHAPE_RE, STRONG_PHONE_HINT_RE
 from pipeline.calibration.pii.prefilter import Scan
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span, _strip_trailing
+from pipeline.calibration.pii.spans import Span, strip_trailing
 
 # label nouns, found as whole words (case-folded); compounds where the language writes them
 # ("Zählernummer", "pasnummer") by their ending, inflected forms ("numaram", "номера") by their stem
@@ -198,7 +198,7 @@ def _acronym_only(label: _Label) -> bool:
     return word.isupper() and word.isalpha() and len(word) >= 2
 
 
-def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[_Span]:
+def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[Span]:
     for label in _labels(text):
         if _business_label(text, label) or _INSIDE_KEY_RE.search(text, max(0, label.start() - 2), label.start()):
             continue  # a business key's label, or a part inside a key ("INV/20261203/MPL/…")
@@ -207,8 +207,8 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             if label.group() not in business_keys:
                 head = _KEY_HEAD_RE.search(text, max(0, label.start() - 24), label.start())
                 start = head.start() if head else label.start()  # "HA-" of "HA-FIT-66120"
-                end = _strip_trailing(text, start, _VALUE_RE.match(text, label.start()).end())
-                yield _Span(start, end, "ID", text[start:end].upper())
+                end = strip_trailing(text, start, _VALUE_RE.match(text, label.start()).end())
+                yield Span(start, end, "ID", text[start:end].upper())
             continue
         acronym = _acronym_only(label)
         start = _FILLER_RE.match(text, label.end()).end()
@@ -218,7 +218,7 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
         for m in _VALUE_RE.finditer(text, start, limit + 24):
             if m.start() > limit or words > _MAX_WORDS_BETWEEN:
                 break
-            end = _strip_trailing(text, m.start(), m.end())
+            end = strip_trailing(text, m.start(), m.end())
             value = text[m.start():end]
             digits = sum(c.isdigit() for c in value)
             if digits and (text[m.start() - 1:m.start()] in _INSIDE or _PATH_RE.search(value)):
@@ -234,9 +234,9 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             if value.split("-")[0].split("/")[0] in business_keys:
                 break  # this business's own typed key ("ACC-101747"), kept as written
             # a phone's shape leaves it to the phone detector (PHONE outranks ID on the same text)
-            phone = _STRONG_PHONE_HINT_RE.match(value) or _NATIONAL_PHONE_SHAPE_RE.fullmatch(value)
+            phone = STRONG_PHONE_HINT_RE.match(value) or NATIONAL_PHONE_SHAPE_RE.fullmatch(value)
             kind = "NATIONAL_ID" if not phone and national(value) else "ID"
-            yield _Span(m.start(), end, kind, compact.upper())
+            yield Span(m.start(), end, kind, compact.upper())
             break
 
 

@@ -17,7 +17,7 @@ import phonenumbers
 
 from pipeline.calibration.pii.prefilter import digit_or_not_ascii, digits_at_least
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span
+from pipeline.calibration.pii.spans import Span
 
 # A phone written as bare digits right after what says it is one ("tel 4155550123", "mobile
 # No. 07911123456", "手机 13812345678").
@@ -31,9 +31,9 @@ _PHONE_GATE_RE = re.compile(r"\+?\(?\d[\d \t().\-/]{5,24}\d")
 _NOT_PHONE_RE = re.compile(
     r"\d{1,3}(?:\.\d{1,3}){3}|\d{1,4}([./-])\d{1,2}\1\d{1,4}|\d{3}-\d{2}-\d{4}"
 )
-_NATIONAL_PHONE_SHAPE_RE = re.compile(r"\(?0[1-9]\d{0,3}\)?([ .-])\d{2,4}(?:\1\d{2,4}){2,}")
+NATIONAL_PHONE_SHAPE_RE = re.compile(r"\(?0[1-9]\d{0,3}\)?([ .-])\d{2,4}(?:\1\d{2,4}){2,}")
 _DECIMAL_RE = re.compile(r"\d{1,3}[.,]\d{1,2}")
-_STRONG_PHONE_HINT_RE = re.compile(r"\+\d|(?<![\w.,/-])\(?0[1-9]")
+STRONG_PHONE_HINT_RE = re.compile(r"\+\d|(?<![\w.,/-])\(?0[1-9]")
 _PHONE_ID_CONTEXT_RE = re.compile(
     r"(?i)\b(?:order|invoice|ticket|ref|reference|tracking|account|acct|sku|case|id|no\.)"
     r"\W{0,3}$"
@@ -88,7 +88,7 @@ def _glued_to_identifier(text: str, start: int, end: int) -> bool:
 
 def _strongly_formatted(raw: str) -> bool:
     """A "+" country code, or a trunk 0 and evenly separated digit groups: a phone as written."""
-    return raw.startswith("+") or _NATIONAL_PHONE_SHAPE_RE.fullmatch(raw) is not None
+    return raw.startswith("+") or NATIONAL_PHONE_SHAPE_RE.fullmatch(raw) is not None
 
 
 @functools.lru_cache(maxsize=4096)  # log templates repeat the same numbers; parsing is slow
@@ -98,7 +98,7 @@ def _phone_matches(window: str, regions: tuple[str, ...]) -> dict[tuple[int, int
     # Valid numbers (libphonenumber's VALID leniency) anywhere; merely possible ones
     # (unallocated ranges) only when written unmistakably as phones, see below.
     passes = [(phonenumbers.Leniency.VALID, True)]
-    if _STRONG_PHONE_HINT_RE.search(window):
+    if STRONG_PHONE_HINT_RE.search(window):
         passes.append((phonenumbers.Leniency.POSSIBLE, False))
     for leniency, valid in passes:
         for region in regions:
@@ -122,7 +122,7 @@ def _all_runs_found(window: str, found: dict[tuple[int, int], tuple[str, bool]])
                for m in _PHONE_GATE_RE.finditer(window))
 
 
-def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
+def _phones(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
     for w_start, w_end in _phone_windows(text):
         for (m_start, m_end), (e164, _) in _phone_matches(text[w_start:w_end], regions).items():
             start, end = w_start + m_start, w_start + m_end
@@ -133,19 +133,19 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
                 continue  # "0.81 0.77 0.93": a list of decimals, whatever German numbering allows
             if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
                 continue
-            yield _Span(start, end, "PHONE", e164)
+            yield Span(start, end, "PHONE", e164)
 
 
-def _phones_by_context(text: str, regions: tuple[str, ...]) -> Iterator[_Span]:
+def phones_by_context(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
     """Phones written as bare digits after what says they are one ("tel 4155550123")."""
     for m in _PHONE_CONTEXT_RE.finditer(text):
         digits = re.sub(r"\D", "", m.group(1))
         if 7 <= len(digits) <= 15:
-            yield _Span(m.start(1), m.end(1), "PHONE", _phone_key(m.group(1), regions))
+            yield Span(m.start(1), m.end(1), "PHONE", _phone_key(m.group(1), regions))
 
 
 # A phone after its context word shares the gate of every context-word pattern (a digit or a
 # character outside ASCII); any other phone needs 7 digits.
 register("phone_by_context", "PHONE", digit_or_not_ascii,
-         lambda scan: _phones_by_context(scan.text, scan.regions))
+         lambda scan: phones_by_context(scan.text, scan.regions))
 register("phone", "PHONE", digits_at_least(7), lambda scan: _phones(scan.text, scan.regions))

@@ -23,17 +23,17 @@ from stdnum.se import personnummer as _se_pnr
 
 from pipeline.calibration.pii.prefilter import Scan, digits_at_least, either, holds
 from pipeline.calibration.pii.registry import register
-from pipeline.calibration.pii.spans import _Span
+from pipeline.calibration.pii.spans import Span
 
 _MAC_RE = re.compile(r"(?<![\w:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
                      r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:-]|\.\w)")
 
 
-def _macs(text: str) -> Iterator[_Span]:
+def _macs(text: str) -> Iterator[Span]:
     for m in _MAC_RE.finditer(text):
         hexes = re.sub(r"[^0-9a-f]", "", m.group().lower())
         if len(set(hexes)) > 1 and any(c.isdigit() for c in hexes):
-            yield _Span(m.start(), m.end(), "DEVICE_ID", ":".join(hexes[i:i + 2] for i in range(0, 12, 2)))
+            yield Span(m.start(), m.end(), "DEVICE_ID", ":".join(hexes[i:i + 2] for i in range(0, 12, 2)))
 
 
 _BTC_RE = re.compile(r"(?<![A-Za-z0-9])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc|tb)1[02-9ac-hj-np-z]{11,71})"
@@ -41,12 +41,12 @@ _BTC_RE = re.compile(r"(?<![A-Za-z0-9])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc|
 _ETH_RE = re.compile(r"(?<![A-Za-z0-9])0x[0-9a-fA-F]{40}(?![A-Za-z0-9])")
 
 
-def _wallets(text: str) -> Iterator[_Span]:
+def _wallets(text: str) -> Iterator[Span]:
     for m in _BTC_RE.finditer(text):
         if _bitcoin.is_valid(m.group()):  # base58check or bech32 checksum
-            yield _Span(m.start(), m.end(), "WALLET", m.group())
+            yield Span(m.start(), m.end(), "WALLET", m.group())
     for m in _ETH_RE.finditer(text):
-        yield _Span(m.start(), m.end(), "WALLET", m.group().lower())
+        yield Span(m.start(), m.end(), "WALLET", m.group().lower())
 
 
 _DECIMAL_PAIR_RE = re.compile(r"(?<![\w.])(-?\d{1,2}\.\d{4,})\s?,\s?(-?\d{1,3}\.\d{4,})(?![\w.])")
@@ -54,12 +54,12 @@ _DMS = r"\d{1,3}\s?°\s?\d{1,2}\s?['′]\s?(?:\d{1,2}(?:\.\d+)?\s?[\"″])?\s?"
 _DMS_PAIR_RE = re.compile(rf"(?<!\w){_DMS}[NS][ ,]*{_DMS}[EW](?!\w)")
 
 
-def _coordinates(text: str) -> Iterator[_Span]:
+def _coordinates(text: str) -> Iterator[Span]:
     for m in _DECIMAL_PAIR_RE.finditer(text):
         if abs(float(m.group(1))) <= 90 and abs(float(m.group(2))) <= 180:
-            yield _Span(m.start(), m.end(), "LOCATION", f"{float(m.group(1))},{float(m.group(2))}")
+            yield Span(m.start(), m.end(), "LOCATION", f"{float(m.group(1))},{float(m.group(2))}")
     for m in _DMS_PAIR_RE.finditer(text):
-        yield _Span(m.start(), m.end(), "LOCATION", re.sub(r"\s", "", m.group()))
+        yield Span(m.start(), m.end(), "LOCATION", re.sub(r"\s", "", m.group()))
 
 
 # national ids whose written form is their own (punctuation, letters in fixed places) and whose
@@ -75,12 +75,12 @@ _IDS: tuple[tuple[re.Pattern[str], object], ...] = (
 )
 
 
-def _formatted_ids(scan: Scan) -> Iterator[_Span]:
+def _formatted_ids(scan: Scan) -> Iterator[Span]:
     text = scan.text
     for pattern, module in _IDS:
         for m in pattern.finditer(text):
             if module.is_valid(m.group()):
-                yield _Span(m.start(), m.end(), "NATIONAL_ID", module.compact(m.group()))
+                yield Span(m.start(), m.end(), "NATIONAL_ID", module.compact(m.group()))
 
 
 register("mac", "DEVICE_ID", either(holds(":"), holds("-"), holds(".")), lambda scan: _macs(scan.text))
