@@ -41,7 +41,7 @@ MATRIX = {
 
 
 def project(out: Path, variants: list[str], limit: int | None, start: float, max_tokens: int,
-            gpu: bool = False) -> dict:
+            gpu: bool = False, llama: tuple[int, int] | None = None) -> dict:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
     base = data["variants"]["baseline"]
@@ -61,6 +61,8 @@ def project(out: Path, variants: list[str], limit: int | None, start: float, max
         data["divergence"]["device"] = data["gate_calibration"]["device"] = "cuda"
         data["gate_calibration"]["batch"] = 100
         data["engines"]["llamacpp"].update(threads=max(1, (os.cpu_count() or 2) // 2), slots=8)
+    if llama:  # a quiet machine: every core to llama.cpp
+        data["engines"]["llamacpp"].update(threads=llama[0], slots=llama[1])
     out.mkdir(parents=True, exist_ok=True)
     for rel in ("recipes", "calibration"):
         if not (out / rel).exists():
@@ -80,6 +82,9 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=128, help="answer length (evaluate.max_tokens)")
     ap.add_argument("--gpu", action="store_true", help="teacher-forced passes and the gate "
                     "calibration on cuda (divergence.device, gate_calibration.device)")
+    ap.add_argument("--llama", type=int, nargs=2, metavar=("THREADS", "SLOTS"),
+                    help="llama.cpp's threads and parallel slots (default 1 and 4 here, half the cores "
+                         "and 8 with --gpu)")
     ap.add_argument("--no-signals", action="store_true",
                     help="business accuracy only: no divergence passes, no gate calibration")
     a = ap.parse_args()
@@ -94,7 +99,7 @@ def main() -> None:
     from pipeline.layout import Layout
     from pipeline.quantize import stage as quantize
 
-    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens, a.gpu)
+    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens, a.gpu, a.llama)
     params = Params.model_validate(data)
     layout = Layout(a.out.resolve(), params)
 

@@ -156,7 +156,8 @@ class ParamsHelpers:
         section = getattr(self.engines, engine, None)
         base = section.model_dump() if section is not None else {}
         merged = base | dict(self.variants[name].engine_options)
-        if engine == "transformers":  # one switch: model.trust_remote_code, never an option
+        if getattr(section, "runs_model_code", False):
+            # one switch: model.trust_remote_code, never an engine option
             merged["trust_remote_code"] = self.model.trust_remote_code
         return merged
 

@@ -8,6 +8,7 @@ functions alike), so a lazy import inside a function counts as much as one at th
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -164,3 +165,62 @@ def test_a_private_import_is_caught(tmp_path):
     assert private_imports(root) == []
     (root / "a" / "use.py").write_text("def f():\n    from pipeline.a.spans import Span, _Span\n")
     assert private_imports(root) == ["pipeline/a/use.py: from pipeline.a.spans import _Span"]
+
+
+# Logic that branches on a plug-in's name outside the plug-in: each file with how many such
+# comparisons it still has. What differs per engine, backend or format belongs to the plug-in (a
+# method or attribute); this table may only shrink, and a file leaves it at zero.
+NAME_BRANCHES = {
+    "pipeline/config/variants.py": 6, "pipeline/environments.py": 3, "pipeline/evaluate/divergence.py": 2,
+    "pipeline/quantize/stage.py": 2, "pipeline/validate.py": 6,
+}
+PLUGIN_FILES = re.compile(r"pipeline/(engines/[a-z_]+|quantize/(llamacpp|llmcompressor|mlx|gptqmodel|modelopt|"
+                          r"autoawq)[a-z_]*)\.py$")
+
+
+def plugin_names() -> set[str]:
+    from pipeline.engines.base import engine_names, get_engine
+    from pipeline.plugins import backend_class, backends
+
+    names = set(engine_names()) | set(backends())
+    names |= {f for e in engine_names() for f in get_engine(e).formats}
+    names |= {backend_class(b).format for b in backends()}
+    return names - {"none", "*"}  # no engine, no backend: not plug-ins
+
+
+def name_branches(root: Path, names: set[str]) -> dict[str, int]:
+    """{file: comparisons of a value with a plug-in's name (==, !=, in, not in)} under `root`."""
+    import ast
+
+    def named(node) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(named(e) for e in node.elts)
+
+    found: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if PLUGIN_FILES.search(rel):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and any(named(x) for x in [node.left, *node.comparators]):
+                found[rel] = found.get(rel, 0) + 1
+    return found
+
+
+def test_only_plugins_branch_on_their_own_names():
+    found = name_branches(REPO / "pipeline", plugin_names())
+    grown = {f: n for f, n in found.items() if n > NAME_BRANCHES.get(f, 0)}
+    assert grown == {}, "a method or attribute of the engine/backend plug-in says this, not its name"
+    shrunk = {f: n for f, n in NAME_BRANCHES.items() if found.get(f, 0) < n}
+    assert shrunk == {}, "fewer branches on plug-in names now: lower NAME_BRANCHES to match"
+
+
+def test_a_branch_on_a_plugin_name_is_caught(tmp_path):
+    root = tmp_path / "pipeline"
+    (root / "engines").mkdir(parents=True)
+    (root / "engines" / "vllm.py").write_text("ok = name == 'vllm'\n")  # the plug-in itself
+    (root / "bench.py").write_text("def f(e):\n    return e.serving\n")
+    assert name_branches(root, {"vllm", "gguf"}) == {}
+    (root / "bench.py").write_text("def f(e, fmt):\n    return e == 'vllm' or fmt in ('gguf', 'hf')\n")
+    assert name_branches(root, {"vllm", "gguf"}) == {"pipeline/bench.py": 2}

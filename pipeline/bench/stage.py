@@ -163,10 +163,8 @@ def served_variants(params) -> tuple[list[str], dict[str, str]]:
         engine = params.engine_for(n)
         if engine == "none":
             left_out[n] = f"not served here: {params.variants[n].reason}"
-        elif engine == "transformers":
-            left_out[n] = "transformers reference engine: not a serving engine"
-        elif not get_engine(engine).serving:
-            left_out[n] = f"{engine} engine: {get_engine(engine).speed_note}"
+        elif get_engine(engine).bench_exclusion():
+            left_out[n] = get_engine(engine).bench_exclusion()
         else:
             continue
         names.remove(n)

@@ -3,7 +3,7 @@ settings."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -13,6 +13,9 @@ from pipeline.config.scheme_tables import engine_names
 
 
 class _EngineSettings(Section):
+    # the engine loads the model's own Python code in-process: its settings get
+    # model.trust_remote_code, the one remote-code switch (never an engine option)
+    runs_model_code: ClassVar[bool] = False
     startup_timeout: PositiveFloat = 600.0   # seconds until /health answers
     request_timeout: PositiveFloat = 600.0
     extra_args: list[str] = Field(default_factory=list)  # appended to the engine's command line
@@ -59,6 +62,7 @@ class MlxSettings(_EngineSettings):
 
 
 class TransformersSettings(_EngineSettings):
+    runs_model_code: ClassVar[bool] = True
     device: Device = "cpu"
 
 

@@ -19,7 +19,6 @@ import socket
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -27,33 +26,10 @@ from typing import Any, ClassVar
 import httpx
 
 from pipeline import progress
-from pipeline.names import Registry
+from pipeline.engines.wire import Completion, EngineError, EngineInfo, stream_completion
 from pipeline.errors import QpipeError
+from pipeline.names import Registry
 from pipeline.processes import die_with_parent, group_gone, group_members, listening_pids, signal_group
-
-
-class EngineError(QpipeError, RuntimeError):
-    """An engine is missing, died, or did not answer; the message carries its log tail."""
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    output_tokens: int
-    prompt_tokens: int
-    latency: float               # seconds, request sent → last token received
-    ttft: float | None = None    # seconds, request sent → first token received
-    finish_reason: str | None = None
-    engine_timings: dict[str, Any] | None = None  # what the engine says about itself
-
-
-@dataclass
-class EngineInfo:
-    name: str
-    version: str | None = None
-    kernel: str | None = None        # the linear/matmul kernel the engine chose, from its log
-    serving: bool = True             # False: a reference engine, kept out of speed comparisons
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def free_port() -> int:
@@ -77,8 +53,7 @@ class Engine(ABC):
     formats: ClassVar[frozenset[str]]   # artifact formats it can serve
     serving: ClassVar[bool] = True      # a real serving engine (its speed is comparable)
     # why a non-serving engine's speed is kept out of comparisons (bench, reports)
-    speed_note: ClassVar[str] = ("transformers reference: measures transformers, not a serving "
-                                 "engine; kept out of speed comparisons")
+    speed_note: ClassVar[str] = "not a serving engine; kept out of speed comparisons"
     accepts_parallel: ClassVar[bool] = True
 
     def __init__(self, artifact: Path, settings: dict[str, Any], *, log_path: Path,
@@ -106,6 +81,22 @@ class Engine(ABC):
 
     @abstractmethod
     def info(self) -> EngineInfo: ...
+
+    @classmethod
+    def bench_exclusion(cls) -> str | None:
+        """Why bench leaves this engine's variants out (None: a serving engine, measured)."""
+        return None if cls.serving else f"{cls.name} engine: {cls.speed_note}"
+
+    @classmethod
+    def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
+        """The command a handoff bundle gives for serving its model (at `model_dir`, port 8000)
+        with this engine and the settings it was evaluated with; an engine that cannot be
+        started from a bundle says where it runs."""
+        return f"served elsewhere ({cls.name})"
+
+    def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
+        """lm-eval's model type and arguments that reach this running engine."""
+        raise EngineError(f"engine {self.name} has no HTTP endpoint for lm-eval")
 
     def check_prompts(self, prompts: list[list[int]], labels: list[str] | None = None) -> None:
         """Before evaluation: refuse prompts this engine could not serve as the harness rendered
@@ -325,57 +316,22 @@ class ServerEngine(Engine):
     def served_name(self) -> str:
         return "model"
 
+    @classmethod
+    def exact_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
+        """The portable command line that starts this engine on `model_dir` with `settings`."""
+        return cls(model_dir, settings, log_path=model_dir.parent / "engine.log").portable_command(model_dir)
 
-def stream_completion(engine: Engine, body: dict[str, Any]) -> Completion:
-    """POST /v1/completions with stream=True; parse server-sent events into a Completion."""
-    import json
-
-    client: httpx.Client = engine._client  # noqa: SLF001 (the engine's own connection)
-    text, ttft, usage, finish, timings, chunks = [], None, None, None, None, 0
-    t0 = time.perf_counter()
-    try:
-        with client.stream("POST", "/v1/completions", json=body) as resp:
-            if resp.status_code != 200:
-                resp.read()
-                _check_alive(engine, "mid-run")
-                raise EngineError(f"{engine.name} answered HTTP {resp.status_code}: "
-                                  f"{resp.text[:500]}; log tail:\n{engine.log_tail()}")
-            for line in resp.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                try:
-                    event = json.loads(data)
-                except ValueError as err:
-                    raise EngineError(f"{engine.name} sent a stream event that is not JSON "
-                                      f"({err}): {data[:200]!r}; log tail:\n"
-                                      f"{engine.log_tail()}") from err
-                for choice in event.get("choices") or []:
-                    if choice.get("text"):
-                        if ttft is None:
-                            ttft = time.perf_counter() - t0
-                        text.append(choice["text"])
-                        chunks += 1
-                    finish = choice.get("finish_reason") or finish
-                usage = event.get("usage") or usage
-                timings = event.get("timings") or timings
-    except httpx.HTTPError as err:
-        _check_alive(engine, "mid-run")
-        raise EngineError(f"{engine.name} request failed: {err!r}; log tail:\n"
-                          f"{engine.log_tail()}") from err
-    latency = time.perf_counter() - t0
-    out_tokens = (usage or {}).get("completion_tokens", chunks)
-    return Completion("".join(text), int(out_tokens), int((usage or {}).get("prompt_tokens", len(
-        body["prompt"]))), latency, ttft, finish, timings)
-
-
-def _check_alive(engine: Engine, when: str) -> None:
-    """An engine that died says so with its exit code (more useful than the HTTP error)."""
-    check = getattr(engine, "check_alive", None)
-    if check:
-        check(when)
+    def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
+        if not self.base_url:
+            return super().lm_eval_model(tokenizer_dir, concurrency)
+        args = {"base_url": f"{self.base_url}/v1/completions",
+                "model": self.served_name(), "tokenizer": str(tokenizer_dir),
+                "tokenizer_backend": "huggingface", "tokenized_requests": False,
+                "num_concurrent": concurrency, "max_retries": 1}
+        key = getattr(self, "api_key", None)
+        if key:  # the engine's per-run key, in a header (never on a command line or in a record)
+            args["header"] = {"Authorization": f"Bearer {key}"}
+        return "local-completions", args
 
 
 ENGINES: Registry[type[Engine]] = Registry("engine")

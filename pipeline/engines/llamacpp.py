@@ -36,6 +36,10 @@ class LlamaCppEngine(ServerEngine):
     formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
     api_key_env: ClassVar[str | None] = "LLAMA_API_KEY"
 
+    @classmethod
+    def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
+        return cls.exact_command(model_dir, settings)
+
     def program(self) -> list[str]:
         return [locate().tool("llama-server")]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pipeline.engines.base import Completion, Engine, EngineError, EngineInfo, register
@@ -40,6 +41,23 @@ class TransformersEngine(Engine):
     formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors"})
     serving: ClassVar[bool] = False
     accepts_parallel: ClassVar[bool] = False
+    speed_note: ClassVar[str] = ("transformers reference: measures transformers, not a serving "
+                                 "engine; kept out of speed comparisons")
+
+    @classmethod
+    def bench_exclusion(cls) -> str | None:
+        return "transformers reference engine: not a serving engine"
+
+    @classmethod
+    def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
+        return ("python -c \"from transformers import AutoModelForCausalLM, AutoTokenizer; "
+                "m = AutoModelForCausalLM.from_pretrained('model', dtype='auto'); "
+                "t = AutoTokenizer.from_pretrained('model')\"  # reference only: no serving engine "
+                "here runs this format")
+
+    def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
+        return "hf", {"pretrained": str(self.artifact), "tokenizer": str(tokenizer_dir),
+                      "dtype": "auto", "device": getattr(self, "device", "cpu")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

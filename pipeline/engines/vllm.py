@@ -139,6 +139,12 @@ class VllmEngine(ServerEngine):
     formats: ClassVar[frozenset[str]] = frozenset({"hf", "compressed-tensors", "gptq", "awq", "modelopt"})
     api_key_env: ClassVar[str | None] = "VLLM_API_KEY"
 
+    @classmethod
+    def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
+        return cls.exact_command(model_dir, settings) + (
+            "   # from the vLLM environment (scripts/setup-vllm.sh); POST /v1/completions with the "
+            "prompt as token ids")
+
     def program(self) -> list[str]:
         return [vllm_python(self.settings), "-m", "vllm.entrypoints.openai.api_server"]
 

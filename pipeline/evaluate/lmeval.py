@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.engines.base import Engine, EngineError
+from pipeline.engines.base import Engine
 from pipeline.evaluate.harness import EvalSet
 
 log = logging.getLogger(__name__)
@@ -50,23 +50,6 @@ def builtin_task(evalset: EvalSet, tokenizer, folder: Path, *, max_tokens: int) 
     (folder / f"{BUILTIN}.yaml").write_text(yaml.safe_dump(task, sort_keys=False))
 
 
-def model_for(engine: Engine, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict]:
-    if engine.name == "transformers":
-        return "hf", {"pretrained": str(engine.artifact), "tokenizer": str(tokenizer_dir),
-                      "dtype": "auto", "device": getattr(engine, "device", "cpu")}
-    base = getattr(engine, "base_url", None)
-    if not base:
-        raise EngineError(f"engine {engine.name} has no HTTP endpoint for lm-eval")
-    args = {"base_url": f"{base}/v1/completions",
-            "model": engine.served_name(), "tokenizer": str(tokenizer_dir),
-            "tokenizer_backend": "huggingface", "tokenized_requests": False,
-            "num_concurrent": concurrency, "max_retries": 1}
-    key = getattr(engine, "api_key", None)
-    if key:  # the engine's per-run key, in a header (never on a command line or in a record)
-        args["header"] = {"Authorization": f"Bearer {key}"}
-    return "local-completions", args
-
-
 def task_manager(cls, include: list[str], tasks: list[str]):
     """lm-eval's task index over our folders only when they hold every task asked for: indexing
     its ~14,700 built-in task files takes ~11 s per evaluation on 2 cores, for nothing when the
@@ -88,7 +71,7 @@ def run(engine: Engine, cfg, evalset: EvalSet, tokenizer, tokenizer_dir: Path, r
         if BUILTIN in cfg.tasks:
             builtin_task(evalset, tokenizer, folder, max_tokens=max_tokens)
         include = [str(folder)] + ([str(root / cfg.include_path)] if cfg.include_path else [])
-        model, args = model_for(engine, tokenizer_dir, concurrency)
+        model, args = engine.lm_eval_model(tokenizer_dir, concurrency)
         out = lm_eval.simple_evaluate(model=model, model_args=args, tasks=list(cfg.tasks),
                                       task_manager=task_manager(TaskManager, include, cfg.tasks),
                                       limit=cfg.limit, log_samples=False,

@@ -143,8 +143,7 @@ def speed(records: list[dict], wall: float, serving: bool, note: str | None = No
             if r["ttft"] is not None and r["output_tokens"] > 1]
     pct = lambda a, q: round(float(np.percentile(a, q)), 5) if a else None  # noqa: E731
     return {"serving_engine": serving,
-            "note": None if serving else (note or "transformers reference: measures transformers, "
-                                                  "not a serving engine; kept out of speed comparisons"),
+            "note": None if serving else note,
             "wall_seconds": round(wall, 3), "output_tokens_per_second": round(out_tokens / wall, 2),
             "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
             "tpot_p50": pct(tpot, 50), "tpot_p99": pct(tpot, 99),

@@ -22,6 +22,7 @@ from typing import Any
 
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.artifacts.runrecord import read_run_record
+from pipeline.engines.base import engine_names, get_engine
 from pipeline.contracts import BundleIndex, CalibrationCard, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
@@ -32,23 +33,10 @@ SCHEMA = BundleIndex.SCHEMA
 
 def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
     """The exact command that serves the bundle's model with the engine and settings it was
-    evaluated with (the model at `model`, port 8000)."""
-    if engine in ("vllm", "llamacpp"):
-        from pipeline.engines.base import get_engine
-
-        eng = get_engine(engine)(model_dir, params.engine_settings(variant),
-                                 log_path=model_dir.parent / "engine.log")
-        line = eng.portable_command(model_dir)
-        if engine == "vllm":
-            line += ("   # from the vLLM environment (scripts/setup-vllm.sh); "
-                     "POST /v1/completions with the prompt as token ids")
-        return line
-    if engine == "transformers":
-        return ("python -c \"from transformers import AutoModelForCausalLM, AutoTokenizer; "
-                "m = AutoModelForCausalLM.from_pretrained('model', dtype='auto'); "
-                "t = AutoTokenizer.from_pretrained('model')\"  # reference only: no serving engine "
-                "here runs this format")
-    return f"served elsewhere ({engine})"
+    evaluated with (the model at `model`, port 8000), as the engine states it."""
+    if engine not in engine_names():
+        return f"served elsewhere ({engine})"
+    return get_engine(engine).handoff_command(model_dir, params.engine_settings(variant))
 
 
 def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,

@@ -80,6 +80,7 @@ class Backend(ABC):
     format: ClassVar[str]                  # the artifact format it writes (engines.formats' key)
     recipe_format: ClassVar[str]           # llm-compressor | tool | preset | dtype (pipeline.plugins)
     extra: ClassVar[str] = ""       # `pip install qpipe[<extra>]` (or an environment) brings it
+    several_gpus: ClassVar[bool] = False  # spreads one run over several GPUs (quantize.gpus)
 
     def require(self, module: str):
         try:

@@ -158,8 +158,8 @@ class LlmCompressorBackend(Backend):
     name = "llmcompressor"
     schemes = family("compressed")
     format = "compressed-tensors"
-    recipe_format = "llm-compressor"
-    extra = "quantize"
+    recipe_format, extra = "llm-compressor", "quantize"
+    several_gpus = True  # torchrun, llm-compressor's distributed oneshot
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         return recipe_group_size(recipe)

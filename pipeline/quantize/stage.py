@@ -198,15 +198,15 @@ def request_for(params, layout: Layout, name: str, device: str = "cpu", gpus: in
                            load_check_tokens=params.quantize.load_check.new_tokens)
 
 
-def resolve_gpus(gpus: int, used: str, backend: str) -> tuple[int, list[str]]:
+def resolve_gpus(gpus: int, used: str, backend) -> tuple[int, list[str]]:
     """How many processes (one per GPU) the run gets, and a note when fewer than asked."""
     if gpus == 1:
         return 1, []
-    if used == "cpu" or backend != "llmcompressor":
+    if used == "cpu" or not backend.several_gpus:
         if used == "cpu":
             raise BackendError(f"quantize.gpus is {gpus} but the run is on the CPU — fix: set "
                                "quantize.device to cuda (or auto on a GPU host), or gpus: 1")
-        return 1, [f"quantize.gpus is {gpus}, but backend {backend!r} runs on one GPU; it used "
+        return 1, [f"quantize.gpus is {gpus}, but backend {backend.name!r} runs on one GPU; it used "
                    f"{used}"]
     import torch
 
@@ -230,7 +230,7 @@ def run(params, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1
                            "first ones visible — fix: use --device cuda and choose the GPUs with "
                            "CUDA_VISIBLE_DEVICES")
     used = resolve_device(device)
-    processes, gpu_notes = resolve_gpus(gpus, used, v.backend)
+    processes, gpu_notes = resolve_gpus(gpus, used, backend)
     record_path, log_path = layout.quantize_run(name), layout.quantize_log(name)
     if out_parent is not None:  # a rebuild keeps its record and log beside its own artifact
         record_path, log_path = out_parent / f"{name}.run.json", out_parent / f"{name}.log"
