@@ -21,12 +21,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.engines.vllm import KERNEL_OPS, cpu_name, vllm_cpu_kernels
+from pipeline.engines.base import engine_names, get_engine
+from pipeline.engines.vllm import KERNEL_OPS, VllmEngine, cpu_name, vllm_cpu_kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 log = logging.getLogger(__name__)
 # (what it is, the set-up's rough cost here: a warm pip cache / cold, or the build)
-ENGINE_ENVS = {"vllm": ("scripts/setup-vllm.sh", "constraints/vllm.txt", "~90 s (6–7 min cold)")}
+ENGINE_ENVS = {e: get_engine(e).setup_env for e in engine_names() if get_engine(e).setup_env}
 BACKEND_SETUP = "scripts/setup-backend-env.sh"
 BACKEND_COST = "~70 s each"
 LLAMACPP = ("scripts/setup-llamacpp.sh", "~10 min: a build from source on 2 cores")
@@ -80,7 +81,8 @@ def needed(params) -> list[Environment]:
         engine = params.engine_for(name)
         if engine in ENGINE_ENVS:
             engines.setdefault(engine, []).append(name)
-        if engine == "llamacpp" or v.format == "gguf":
+        if (engine in engine_names() and get_engine(engine).needs_llamacpp_tools) \
+                or backend_class(v.backend).needs_llamacpp_tools:
             llama.append(name)
         if issubclass(backend_class(v.backend), ExternalBackend):
             backends.setdefault(v.backend, []).append(name)
@@ -112,8 +114,8 @@ def made_vllm(given: str | None = None) -> Path | None:
     second-guessed."""
     if given or os.environ.get("QPIPE_VLLM_PYTHON"):
         return None
-    script, lock, _ = ENGINE_ENVS["vllm"]
-    d = env_dir("vllm", script, lock)
+    script, lock, _ = VllmEngine.setup_env
+    d = env_dir(VllmEngine.name, script, lock)
     return d if (d / ".ready").is_file() else None
 
 
@@ -131,7 +133,7 @@ def w4a16_kernel_missing(env: Path) -> bool:
 def host_problems(params, *, kernels: dict[str, bool] | None = None) -> dict[str, str]:
     """{variant: what is wrong and the fix} for the variants the set-up's vLLM (its CPU build)
     cannot serve on this host; asked only once that environment is made (`made_vllm`)."""
-    users = [n for n in params.variants if params.engine_for(n) == "vllm"]
+    users = [n for n in params.variants if params.engine_for(n) == VllmEngine.name]
     w4a16 = [n for n in users if params.variants[n].scheme in ("w4a16_gptq", "w4a16_awq")]
     if not w4a16:
         return {}

@@ -55,6 +55,9 @@ class Engine(ABC):
     # why a non-serving engine's speed is kept out of comparisons (bench, reports)
     speed_note: ClassVar[str] = "not a serving engine; kept out of speed comparisons"
     accepts_parallel: ClassVar[bool] = True
+    # its own locked environment: (set-up script, lock file, the set-up's rough cost), or None
+    setup_env: ClassVar[tuple[str, str, str] | None] = None
+    needs_llamacpp_tools: ClassVar[bool] = False  # llama.cpp's built tools (scripts/setup-llamacpp.sh)
 
     def __init__(self, artifact: Path, settings: dict[str, Any], *, log_path: Path,
                  tokenizer_dir: Path | None = None, url: str | None = None):

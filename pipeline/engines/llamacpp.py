@@ -35,6 +35,7 @@ class LlamaCppEngine(ServerEngine):
     name: ClassVar[str] = "llamacpp"
     formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
     api_key_env: ClassVar[str | None] = "LLAMA_API_KEY"
+    needs_llamacpp_tools: ClassVar[bool] = True
 
     @classmethod
     def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:

@@ -81,6 +81,7 @@ class Backend(ABC):
     recipe_format: ClassVar[str]           # llm-compressor | tool | preset | dtype (pipeline.plugins)
     extra: ClassVar[str] = ""       # `pip install qpipe[<extra>]` (or an environment) brings it
     several_gpus: ClassVar[bool] = False  # spreads one run over several GPUs (quantize.gpus)
+    needs_llamacpp_tools: ClassVar[bool] = False  # llama.cpp's built tools (scripts/setup-llamacpp.sh)
 
     def require(self, module: str):
         try:

@@ -108,6 +108,7 @@ class LlamaCppBackend(Backend):
     name = "llamacpp"
     schemes = family("gguf")
     format = "gguf"
+    needs_llamacpp_tools = True
     recipe_format = "preset"
     extra = "quantize"
 
