@@ -82,6 +82,7 @@ class Backend(ABC):
     extra: ClassVar[str] = ""       # `pip install qpipe[<extra>]` (or an environment) brings it
     several_gpus: ClassVar[bool] = False  # spreads one run over several GPUs (quantize.gpus)
     needs_llamacpp_tools: ClassVar[bool] = False  # llama.cpp's built tools (scripts/setup-llamacpp.sh)
+    transformers_loads: ClassVar[bool] = False  # its artifacts load in transformers (the load check)
 
     def require(self, module: str):
         try:
@@ -102,6 +103,13 @@ class Backend(ABC):
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         """The group (block) size the recipe quantizes with; None: per-channel or not grouped."""
+        return None
+
+    def load_check(self, out_dir: Path, *, msgs: list[dict[str, str]], model_dir: Path,
+                   new_tokens: int) -> dict[str, Any] | None:
+        """Reload the artifact with the format's own in-process loader and answer `msgs` with a
+        few greedy tokens (quantize.load_check); None: the stage's transformers check applies (or
+        none, when transformers does not load the format either)."""
         return None
 
     def calibration_texts(self, req: QuantizeRequest) -> tuple[list[str], int | None]:

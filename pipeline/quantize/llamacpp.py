@@ -16,12 +16,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from pipeline import progress
 from pipeline.config import family
+from pipeline.engines.llamacpp import LlamaServer
 from pipeline.llamacpp_tools import LlamaCppMissing, locate
+from pipeline.models import load_tokenizer
 from pipeline.quantize.base import (Backend, BackendError, MissingDependency,
                                     QuantizeRequest, QuantizeResult)
 
@@ -112,6 +115,18 @@ class LlamaCppBackend(Backend):
     recipe_format = "preset"
     extra = "quantize"
 
+    def load_check(self, out_dir: Path, *, msgs: list[dict[str, str]], model_dir: Path,
+                   new_tokens: int) -> dict[str, Any]:
+        """The GGUF file through the `gguf` reader (done in quantize) and through llama.cpp
+        itself: llama-server loads it and completes the prompt, rendered with the base model's
+        template."""
+        prompt = load_tokenizer(model_dir).apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+        [gguf] = sorted(out_dir.glob("*.gguf"), key=lambda p: p.name.startswith("imatrix"))[:1]
+        with tempfile.TemporaryDirectory() as tmp, LlamaServer(gguf, Path(tmp) / "server.log") as srv:
+            out = srv.complete(prompt, new_tokens)
+        return {"loader": "llama.cpp llama-server", "ok": True, "tokens": out.get("tokens"),
+                "text": out.get("content", "").strip()}
+
     def check(self, req: QuantizeRequest) -> list[str]:
         problems = []
         try:
@@ -133,9 +148,6 @@ class LlamaCppBackend(Backend):
         """The converted GGUF's vocabulary must tokenize calibration texts exactly as the Hugging
         Face tokenizer does; a wrong pre-tokenizer, or a vocabulary the converter wrote as SPM
         where the model is byte-level BPE, shows up here instead of in the results."""
-        from pipeline.engines.llamacpp import LlamaServer
-        from pipeline.models import load_tokenizer
-
         texts = [t[:2000] for t in self.calibration_texts(req)[0][:samples]]
         hf = load_tokenizer(req.model_dir, trust_remote_code=req.trust_remote_code)
         with LlamaServer(gguf, work / "tokenize.log", ctx=512) as srv:

@@ -159,7 +159,7 @@ class LlmCompressorBackend(Backend):
     schemes = family("compressed")
     format = "compressed-tensors"
     recipe_format, extra = "llm-compressor", "quantize"
-    several_gpus = True  # torchrun, llm-compressor's distributed oneshot
+    several_gpus, transformers_loads = True, True  # torchrun's distributed oneshot; compressed-tensors
 
     def group_size(self, recipe: dict[str, Any]) -> int | None:
         return recipe_group_size(recipe)

@@ -18,6 +18,7 @@ class BaselineBackend(Backend):
     schemes = BASELINE_SCHEMES
     format = "hf"
     recipe_format = "dtype"
+    transformers_loads = True
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         import json

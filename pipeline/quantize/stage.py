@@ -40,16 +40,18 @@ log = logging.getLogger(__name__)
 PARAMS = Declared("quantize", "model", "quantize", "variants.${key}", "engines.formats")
 
 
-def load_check(out_dir: Path, fmt: str, *, msgs: list[dict[str, str]], model_dir: Path,
+def load_check(out_dir: Path, backend, *, msgs: list[dict[str, str]], model_dir: Path,
                new_tokens: int = 16, device: str = "cpu") -> dict:
     """Reload the artifact with its native loader and generate a few greedy tokens in answer to
     `msgs` (quantize.load_check).
 
     After a GPU run the check runs on that GPU when the model fits there (an 8B model generates
     in seconds there, in minutes on a CPU); a model larger than the GPU is checked on the CPU."""
-    if fmt == "gguf":
-        return _gguf_load_check(out_dir, msgs, model_dir, new_tokens)
-    if fmt not in ("compressed-tensors", "hf"):
+    own = backend.load_check(out_dir, msgs=msgs, model_dir=model_dir, new_tokens=new_tokens)
+    if own is not None:
+        return own
+    fmt = backend.format
+    if not backend.transformers_loads:
         return {"loader": None, "ok": None, "reason": f"no in-process loader for format {fmt}"}
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -83,22 +85,6 @@ def _fits_on_gpu(model_dir: Path) -> bool:
     torch.cuda.empty_cache()  # what the quantization left cached counts as free here
     free, _ = torch.cuda.mem_get_info()
     return dense + 2 * 2**30 <= free
-
-
-def _gguf_load_check(out_dir: Path, msgs: list[dict], model_dir: Path, new_tokens: int) -> dict:
-    """The GGUF file through the `gguf` reader (done by the backend) and through llama.cpp itself:
-    llama-server loads it and completes the prompt, rendered with the base model's template."""
-    import tempfile
-
-    from pipeline.engines.llamacpp import LlamaServer
-    from pipeline.models import load_tokenizer
-
-    prompt = load_tokenizer(model_dir).apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-    [gguf] = sorted(out_dir.glob("*.gguf"), key=lambda p: p.name.startswith("imatrix"))[:1]
-    with tempfile.TemporaryDirectory() as tmp, LlamaServer(gguf, Path(tmp) / "server.log") as srv:
-        out = srv.complete(prompt, new_tokens)
-    return {"loader": "llama.cpp llama-server", "ok": True, "tokens": out.get("tokens"),
-            "text": out.get("content", "").strip()}
 
 
 def _cuda_available() -> bool:
@@ -265,7 +251,7 @@ def run(params, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1
         # The artifact's files are final: hash them while the load check reads them too.
         files = pool.submit(file_table, req.out_dir)
         log.info("quantize %s: done in %.1f s; load check", name, wall)
-        check = result.load_check or load_check(req.out_dir, result.format, msgs=req.load_check,
+        check = result.load_check or load_check(req.out_dir, backend, msgs=req.load_check,
                                                 new_tokens=req.load_check_tokens,
                                                 model_dir=req.model_dir, device=req.device)
         details, backend_facts = split_run_facts(result.details)

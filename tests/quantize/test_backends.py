@@ -87,3 +87,18 @@ def test_missing_library_names_the_extra(monkeypatch):
         backend.require("llmcompressor")
     assert "pip install -e '.[quantize]'" in str(err.value)
     assert "'llmcompressor'" in str(err.value) and "backend 'llmcompressor'" in str(err.value)
+
+
+def test_the_load_check_is_the_backends_own_or_transformers_where_it_loads_the_format(tmp_path, monkeypatch):
+    """A backend with its own in-process loader answers the load check itself (llama-server for
+    GGUF); one whose format transformers does not load, and that has none, gets no check."""
+    from pipeline.quantize import stage
+    from pipeline.quantize.llamacpp import LlamaCppBackend
+
+    msgs = [{"role": "user", "content": "Hello"}]
+    monkeypatch.setattr(LlamaCppBackend, "load_check", lambda self, out, **kw: {"loader": "own", "ok": True})
+    assert stage.load_check(tmp_path, get_backend("llamacpp"), msgs=msgs, model_dir=tmp_path) == \
+        {"loader": "own", "ok": True}
+    check = stage.load_check(tmp_path, get_backend("gptqmodel"), msgs=msgs, model_dir=tmp_path)
+    assert check == {"loader": None, "ok": None, "reason": "no in-process loader for format gptq"}
+    assert get_backend("llmcompressor").transformers_loads and get_backend("none").transformers_loads

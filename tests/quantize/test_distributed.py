@@ -100,7 +100,7 @@ def test_two_processes_quantize_like_one(two_processes, quantized, project):
 
 def test_the_two_process_artifact_loads_and_answers(two_processes, project):
     out, _ = two_processes
-    check = stage.load_check(out, "compressed-tensors", msgs=[{"role": "user", "content": "Hello"}],
+    check = stage.load_check(out, get_backend("llmcompressor"), msgs=[{"role": "user", "content": "Hello"}],
                              model_dir=project.root / project.params.model.path)
     assert check["ok"] and check["tokens"]
 
