@@ -141,6 +141,9 @@ class Replicas(Engine):
         return "\n".join(f"── replica {i + 1} ({e.log_path}) ──\n{e.log_tail(n)}"
                          for i, e in enumerate(self.engines))
 
+    def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
+        return self.engines[0].lm_eval_model(tokenizer_dir, concurrency)  # lm-eval reaches one endpoint
+
     def __getattr__(self, name: str) -> Any:
         # what only one engine can answer (lm-eval's endpoint: base_url, served_name) is the
         # first replica's
