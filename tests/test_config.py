@@ -391,3 +391,23 @@ def test_the_divergence_reference_must_be_a_defined_baseline(tmp_path):
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         problem = one_problem(path)
         assert problem.key == "divergence.reference" and says in problem.message
+
+
+@pytest.mark.parametrize("variant, change, key, message, fix", [
+    ("gguf_f16", {"engine": "vllm", "url": "http://gpu-7:8000/v1"}, "url",
+     "url is only used by engine 'openai', not 'vllm'", "remove `url:` or set `engine: openai`"),
+    ("w8a8_int8_business", {"engine": "llamacpp"}, "engine",
+     "engine 'llamacpp' cannot serve scheme 'w8a8_int8'", "llama.cpp serves gguf_* schemes; use vllm"),
+    ("w8a8_int8_business", {"engine": "mlx"}, "engine", "engine 'mlx' cannot serve scheme 'w8a8_int8'",
+     "mlx_lm.server serves the mlx backend's checkpoints (mlx_* schemes)"),
+    ("gguf_f16", {"engine": "transformers"}, "reason",
+     "engine 'transformers' (the in-process reference) needs a reason", None),
+])
+def test_what_an_engine_demands_of_its_variants_comes_from_its_settings_class(
+        tmp_path, params, variant, change, key, message, fix):
+    """Each rule is stated by the engine's settings section (reference_only, takes_url,
+    schemes_prefix), not by a branch on the engine's name."""
+    params["variants"][variant].update(change)
+    problem = one_problem(write(tmp_path, params))
+    assert (problem.key, problem.message) == (f"variants.{variant}.{key}", message)
+    assert fix is None or problem.fix == fix

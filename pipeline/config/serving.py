@@ -16,6 +16,12 @@ class _EngineSettings(Section):
     # the engine loads the model's own Python code in-process: its settings get
     # model.trust_remote_code, the one remote-code switch (never an engine option)
     runs_model_code: ClassVar[bool] = False
+    # what a variant served by this engine must say or be (checked in pipeline/config/variants.py)
+    reference_only: ClassVar[bool] = False     # not a serving engine: a non-baseline needs a reason
+    takes_url: ClassVar[bool] = False          # serves from a `url:` the variant gives
+    schemes_prefix: ClassVar[str | None] = None  # serves only the schemes with this prefix …
+    schemes_fix: ClassVar[str] = ""              # … and what to do instead
+    exclusive_to: ClassVar[str | None] = None  # those schemes' checkpoints (what they are) need it
     startup_timeout: PositiveFloat = 600.0   # seconds until /health answers
     request_timeout: PositiveFloat = 600.0
     extra_args: list[str] = Field(default_factory=list)  # appended to the engine's command line
@@ -37,6 +43,8 @@ class VllmSettings(_EngineSettings):
 
 
 class LlamaCppSettings(_EngineSettings):
+    schemes_prefix: ClassVar[str | None] = "gguf_"
+    schemes_fix: ClassVar[str] = "llama.cpp serves gguf_* schemes; use vllm"
     startup_timeout: PositiveFloat = 120.0
     threads: PositiveInt = 1
     ctx: PositiveInt = 4096
@@ -45,6 +53,9 @@ class LlamaCppSettings(_EngineSettings):
 
 
 class MlxSettings(_EngineSettings):
+    schemes_prefix: ClassVar[str | None] = "mlx_"
+    schemes_fix: ClassVar[str] = "mlx_lm.server serves the mlx backend's checkpoints (mlx_* schemes)"
+    exclusive_to: ClassVar[str | None] = "an MLX checkpoint"
     """mlx_lm.server (engine mlx, docs/mlx.md §3): greedy, no per-request seed (a seed takes a
     request out of continuous batching)."""
 
@@ -63,10 +74,12 @@ class MlxSettings(_EngineSettings):
 
 class TransformersSettings(_EngineSettings):
     runs_model_code: ClassVar[bool] = True
+    reference_only: ClassVar[bool] = True
     device: Device = "cpu"
 
 
 class OpenAISettings(_EngineSettings):
+    takes_url: ClassVar[bool] = True
     model: str = "model"               # the served model name the endpoint expects
     kernel: str | None = None          # what the operator knows of the remote kernel
 
@@ -92,3 +105,9 @@ class EnginesConfig(Section):
             f, e = next(iter(bad.items()))
             fail([((f,), f"unknown engine '{e}' for format '{f}'", known(e, engine_names()))])
         return formats
+
+
+def engine_settings_class(engine: str) -> type[_EngineSettings] | None:
+    """The settings section class of `engine` (None: no engine, `none`)."""
+    field = EnginesConfig.model_fields.get(engine)
+    return field.annotation if field is not None and engine != "formats" else None

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from pipeline.config.fields import Device, PositiveInt, Section
 from pipeline.config.problems import Issue, fail, known
+from pipeline.config.serving import engine_settings_class
 from pipeline.config.scheme_tables import (
     backend_format,
     backend_schemes,
@@ -110,25 +111,28 @@ class Variant(Section):
         if self.engine == "none" and not self.reason:
             issues.append((("reason",), "engine 'none' needs a reason",
                            "add `reason: <why this variant is not served>`"))
-        if self.engine == "transformers" and not self.is_baseline and not self.reason:
-            issues.append((("reason",), "engine 'transformers' (the in-process reference) needs "
+        me = engine_settings_class(self.engine)
+        url_engines = [e for e in engine_names() if getattr(engine_settings_class(e), "takes_url", False)]
+        if me is not None and me.reference_only and not self.is_baseline and not self.reason:
+            issues.append((("reason",), f"engine '{self.engine}' (the in-process reference) needs "
                            "a reason", "add `reason: <why no serving engine runs it here>`; its "
                            "speed is kept out of comparisons, so say why"))
-        if self.engine == "openai" and not self.url:
-            issues.append((("url",), "engine 'openai' needs a url",
+        if me is not None and me.takes_url and not self.url:
+            issues.append((("url",), f"engine '{self.engine}' needs a url",
                            "add `url: http://host:port/v1` (the endpoint serving it)"))
-        if self.engine != "openai" and self.url:
-            issues.append((("url",), f"url is only used by engine 'openai', not "
-                           f"'{self.engine}'", "remove `url:` or set `engine: openai`"))
-        if self.engine == "llamacpp" and not self.scheme.startswith("gguf_"):
-            issues.append((("engine",), f"engine 'llamacpp' cannot serve scheme "
-                           f"'{self.scheme}'", "llama.cpp serves gguf_* schemes; use vllm"))
-        if self.engine == "mlx" and not self.scheme.startswith("mlx_"):
-            issues.append((("engine",), f"engine 'mlx' cannot serve scheme '{self.scheme}'",
-                           "mlx_lm.server serves the mlx backend's checkpoints (mlx_* schemes)"))
-        if self.scheme.startswith("mlx_") and self.engine not in ("mlx", "none", "openai"):
-            issues.append((("engine",), f"engine '{self.engine}' cannot serve scheme '{self.scheme}' "
-                           "(an MLX checkpoint)", "set `engine: mlx`"))
+        if self.url and self.engine not in url_engines:
+            named = "', '".join(url_engines)
+            issues.append((("url",), f"url is only used by engine '{named}', not "
+                           f"'{self.engine}'", f"remove `url:` or set `engine: {url_engines[0]}`"))
+        if me is not None and me.schemes_prefix and not self.scheme.startswith(me.schemes_prefix):
+            issues.append((("engine",), f"engine '{self.engine}' cannot serve scheme "
+                           f"'{self.scheme}'", me.schemes_fix))
+        for e in engine_names():
+            own = engine_settings_class(e)
+            if own is not None and own.exclusive_to and self.scheme.startswith(own.schemes_prefix) \
+                    and self.engine not in (e, "none", *url_engines):
+                issues.append((("engine",), f"engine '{self.engine}' cannot serve scheme '{self.scheme}' "
+                               f"({own.exclusive_to})", f"set `engine: {e}`"))
         return issues
 
 
