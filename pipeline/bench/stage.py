@@ -163,8 +163,8 @@ def served_variants(params) -> tuple[list[str], dict[str, str]]:
         engine = params.engine_for(n)
         if engine == "none":
             left_out[n] = f"not served here: {params.variants[n].reason}"
-        elif get_engine(engine).bench_exclusion():
-            left_out[n] = get_engine(engine).bench_exclusion()
+        elif why := get_engine(engine).bench_exclusion():
+            left_out[n] = why
         else:
             continue
         names.remove(n)
