@@ -41,7 +41,7 @@ MATRIX = {
 
 
 def project(out: Path, variants: list[str], limit: int | None, start: float, max_tokens: int,
-            gpu: bool = False, llama: tuple[int, int] | None = None) -> dict:
+            gpu: bool = False, llama: tuple[int, int] | None = None, ladder_items: int | None = None) -> dict:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
     base = data["variants"]["baseline"]
@@ -55,7 +55,7 @@ def project(out: Path, variants: list[str], limit: int | None, start: float, max
     data["engines"]["llamacpp"].update(threads=1, slots=4, ctx=8192)
     data["calibration"]["sets"]["business"]["num_samples"] = 128
     data["divergence"].update(long_prompts=0)
-    data["gate_calibration"].update(start=start, items=limit)
+    data["gate_calibration"].update(start=start, items=ladder_items or limit)
     data["compare"]["engine_baselines"] = {"llamacpp": "gguf_f16"} if "gguf_f16" in variants else {}
     if gpu:  # float32 passes and the ladder's generation on the GPU; llama.cpp on the host's cores
         data["divergence"]["device"] = data["gate_calibration"]["device"] = "cuda"
@@ -79,6 +79,8 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=["baseline", *MATRIX])
     ap.add_argument("--limit", type=int, default=400, help="evaluation items (the first N)")
     ap.add_argument("--start", type=float, default=0.01, help="the gate calibration's first noise step")
+    ap.add_argument("--ladder-items", type=int, help="the gate calibration's items (the first N; default "
+                    "--limit): the ladder generates answers for them at every step, the variants are judged on all")
     ap.add_argument("--max-tokens", type=int, default=128, help="answer length (evaluate.max_tokens)")
     ap.add_argument("--gpu", action="store_true", help="teacher-forced passes and the gate "
                     "calibration on cuda (divergence.device, gate_calibration.device)")
@@ -99,7 +101,7 @@ def main() -> None:
     from pipeline.layout import Layout
     from pipeline.quantize import stage as quantize
 
-    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens, a.gpu, a.llama)
+    data = project(a.out, a.variants, a.limit, a.start, a.max_tokens, a.gpu, a.llama, a.ladder_items)
     params = Params.model_validate(data)
     layout = Layout(a.out.resolve(), params)
 

@@ -185,6 +185,21 @@ def test_evalset_card_and_items_round_trip(tmp_path):
     assert [i.id for i in loaded.items] == ["r1"] and loaded.items[0].slices["segment"] == "unknown"
 
 
+def test_a_limit_that_keeps_every_item_names_the_whole_set(tmp_path):
+    # the teacher-forced passes and the gate calibration name the whole set by its digest alone: a
+    # limit at or past the set's size must not make the evaluation's records name a prefix of it
+    d = evalset(tmp_path)
+    line = (d / "evalset.jsonl").read_text(encoding="utf-8")
+    (d / "evalset.jsonl").write_text(line + line.replace('"r1"', '"r2"'), encoding="utf-8")
+    card = json.loads((d / "card.json").read_text()) | {"content_sha256": file_sha256(d / "evalset.jsonl"),
+                                                         "samples": 2}
+    (d / "card.json").write_text(json.dumps(card))
+    whole = card["content_sha256"]
+    assert [load_evalset(d, limit=n).sha256 for n in (None, 2, 5)] == [whole] * 3
+    part = load_evalset(d, limit=1)
+    assert part.sha256 == f"{whole}[:1]" and [i.id for i in part.items] == ["r1"]
+
+
 # ── old, foreign, incomplete files: one clear error, with the file and the fix ───────────────────
 
 

@@ -83,9 +83,11 @@ def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
         except ValueError as err:
             raise ContractError(f"{data}:{n}", f"not a {card.items} record ({describe(err)})",
                                 EvalsetCard.fix()) from None
-    if limit:
-        items = items[:limit]
-    sha = digest if not limit else f"{digest}[:{limit}]"
+    # a limit that keeps every item is the whole set, and says so: the teacher-forced passes and
+    # the gate calibration name the whole set by its digest alone
+    prefix = bool(limit) and limit < len(items)
+    items = items[:limit] if prefix else items
+    sha = f"{digest}[:{limit}]" if prefix else digest
     return EvalSet(items, sha, path)
 
 
