@@ -36,9 +36,9 @@ def _task(lines: list[str], cwd: str, env: dict[str, str], log_path: str) -> dic
     import socket
     import subprocess
 
-    from dvc.stage.run import _make_cmd, get_executable
-
     import ray
+
+    from pipeline.orchestrate.dvc_adapter import shell_argv
 
     # Ray sets OMP_NUM_THREADS to the task's CPUs in its workers; a thread count changes results
     # (GPTQ's weights, for one), so the command gets the node's own count, as a local run does —
@@ -50,7 +50,7 @@ def _task(lines: list[str], cwd: str, env: dict[str, str], log_path: str) -> dic
         for line in lines:
             logf.write(f"> {line}\n")
             logf.flush()
-            rc = subprocess.run(_make_cmd(get_executable(), line), cwd=cwd, env=full, stdout=logf,
+            rc = subprocess.run(shell_argv(line), cwd=cwd, env=full, stdout=logf,
                                 stderr=subprocess.STDOUT, close_fds=True).returncode
             if rc:
                 break

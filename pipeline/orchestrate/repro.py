@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Callable, ClassVar, Protocol
 
 from pipeline.errors import QpipeError
+from pipeline.orchestrate.dvc_adapter import Project, Step, reorder_lockfile, shell_argv
 from pipeline.orchestrate.relay import relay
-from pipeline.orchestrate.workspace import workspace_lock
+from pipeline.orchestrate.workspace import busy
 from pipeline.processes import affinity, gate_env
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,6 @@ class LocalExecutor:
     live: bool = field(default_factory=lambda: sys.stdout.isatty())  # redraws echoed (relay)
 
     def run(self, cmd: Command, echo: Callable[[str], None]) -> int:
-        from dvc.stage.run import _make_cmd, get_executable
-
         cmd.log_path.parent.mkdir(parents=True, exist_ok=True)
         with cmd.log_path.open("w", encoding="utf-8") as logf:
             for line in cmd.lines:
@@ -101,7 +100,7 @@ class LocalExecutor:
                     if self.cancelled:
                         return -signal.SIGTERM
                     with pinned(cmd.cpus):
-                        proc = subprocess.Popen(_make_cmd(get_executable(), line), cwd=cmd.cwd,
+                        proc = subprocess.Popen(shell_argv(line), cwd=cmd.cwd,
                                                 env=cmd.env, stdout=subprocess.PIPE,
                                                 stderr=subprocess.STDOUT,
                                                 start_new_session=True, close_fds=True)
@@ -183,17 +182,6 @@ def pinned(cpus: list[int] | None):
         os.sched_setaffinity(0, before)
 
 
-def exclusive(stage) -> bool:
-    """dvc.yaml `meta: {exclusive: true}`: the stage runs with nothing beside it."""
-    return bool(isinstance(stage.meta, dict) and stage.meta.get("exclusive"))
-
-
-def prepares_beside(stage) -> bool:
-    """`meta: {exclusive: true, prepare_beside: true}`: the stage may start while the last stages
-    before it finish; it measures only after `pipeline.processes.wait_until_alone` returns."""
-    return exclusive(stage) and bool(stage.meta.get("prepare_beside"))
-
-
 def _lock_keys(path: Path) -> list[str]:
     import yaml
 
@@ -205,8 +193,6 @@ def _lock_keys(path: Path) -> list[str]:
 def order_lockfile(path: Path, before: list[str], plan: list[str]) -> bool:
     """Put dvc.lock's entries where a serial run leaves them: the ones that were there first, in
     their order, then the new ones in plan order. Returns whether the file changed."""
-    from dvc.utils.serialize import modify_yaml
-
     if not path.is_file():
         return False
     rank = {k: i for i, k in enumerate(before)}
@@ -215,13 +201,7 @@ def order_lockfile(path: Path, before: list[str], plan: list[str]) -> bool:
     wanted = sorted(keys, key=lambda k: rank.get(k, len(rank)))
     if keys == wanted:
         return False
-    with modify_yaml(path) as data:
-        stages = data["stages"]
-        items = [(k, stages[k]) for k in wanted]
-        for k in list(stages):
-            del stages[k]
-        for k, v in items:
-            stages[k] = v
+    reorder_lockfile(path, wanted)
     return True
 
 
@@ -231,158 +211,18 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
     """Reproduce `targets` (default: the whole dvc.yaml) with up to `jobs` commands at once.
     Returns one outcome per planned stage, in plan order; raises ReproError when a stage failed
     (after every stage not depending on it has run)."""
-    from dvc.repo import Repo
-    from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
-    from dvc.stage.cache import RunCacheNotFoundError
-    from dvc.stage.run import _enforce_cmd_list, prepare_kwargs
-
     if jobs < 1:
         raise ReproError(f"--jobs must be at least 1, got {jobs}")
     root = Path(root).resolve()
-    executor = executor or LocalExecutor()
-    log_dir = log_dir or root / "logs" / "repro"
     lockfile = root / "dvc.lock"
     before = _lock_keys(lockfile)
-    echo_lock = threading.Lock()
-
-    def echo_for(name: str) -> Callable[[str], None]:
-        def echo(line: str) -> None:
-            with echo_lock:
-                say(f"[{name}] {line}" if line else "")
-        return echo
-
-    repo = Repo(str(root))
-    outcomes: dict[str, Outcome] = {}
-    try:
-        # DVC resolves stage paths against the working directory (its CLI runs inside the repo)
-        with contextlib.chdir(root), workspace_lock(repo, root, ReproError):
-            graph = get_active_graph(repo.index.graph)
-            chosen = collect_stages(repo, targets or [str(root / "dvc.yaml")])
-            plan = plan_repro(graph, chosen)
-            names = {s: s.addressing for s in plan}
-            upstream = {s: [u for u in graph.successors(s) if u in names] for s in plan}
-            pending = list(plan)
-            running: dict[Future, tuple] = {}
-            failed: set = set()
-            finished: set = set()
-            gates: dict = {}  # stages started early -> the file that lets them measure
-            pool = ThreadPoolExecutor(max(1, jobs))
-            cpus = affinity()
-            free_shares = (cpu_shares(jobs, cpus) if executor.pins_cpus else None) or []
-
-            def record(stage, status: str, t0: float, detail: str = "", log_path=None) -> None:
-                outcomes[names[stage]] = Outcome(names[stage], status, round(time.time() - t0, 1),
-                                                 detail, str(log_path) if log_path else None)
-
-            def finish(stage) -> None:
-                no_cache = any(not o.use_cache for o in stage.outs if not (o.is_metric or o.is_plot))
-                stage.save(allow_missing=False, run_cache=not no_cache)
-                stage.commit(allow_missing=False)
-                stage.dump(update_pipeline=False)
-
-            try:
-                while pending or running:
-                    alone = any(exclusive(s) for s, *_ in running.values())
-                    # an exclusive stage waits while another can start (one drain, at the end)
-                    others = any(not exclusive(s) and all(u in finished for u in upstream[s])
-                                 for s in pending)
-                    for stage in list(pending):
-                        if len(running) >= jobs or alone:
-                            break
-                        blocked = [u for u in upstream[stage] if u in failed]
-                        if blocked:
-                            pending.remove(stage)
-                            failed.add(stage)
-                            outcomes[names[stage]] = Outcome(
-                                names[stage], "not run",
-                                detail=f"depends on {', '.join(names[u] for u in blocked)}, which failed")
-                            continue
-                        if not all(u in finished for u in upstream[stage]):
-                            continue
-                        if exclusive(stage) and others:
-                            continue
-                        early = prepares_beside(stage) and executor.pins_cpus and bool(running)
-                        if exclusive(stage) and running and not early:
-                            alone = True  # it waits for the machine; nothing starts before it
-                            break
-                        pending.remove(stage)
-                        t0 = time.time()
-                        if not stage.cmd or stage.frozen:  # data sources, frozen stages: DVC itself
-                            stage.reproduce(upstream=upstream[stage], force=force)
-                            finished.add(stage)
-                            record(stage, "unchanged", t0)
-                            continue
-                        if not force and not stage.changed(False, upstream[stage]):
-                            echo_for(names[stage])(f"Stage '{names[stage]}' didn't change, skipping")
-                            finished.add(stage)
-                            record(stage, "unchanged", t0)
-                            continue
-                        stage.remove_outs(ignore_remove=False, force=False)
-                        if not force:
-                            try:
-                                repo.stage_cache.restore(stage)
-                            except RunCacheNotFoundError:
-                                stage.save_deps()
-                            else:
-                                echo_for(names[stage])("restored from the run-cache")
-                                finish(stage)
-                                finished.add(stage)
-                                record(stage, "restored", t0)
-                                continue
-                        kw = prepare_kwargs(stage)
-                        share = free_shares.pop(0) if free_shares and not exclusive(stage) else None
-                        if jobs > 1:
-                            kw["env"] = side_by_side(kw["env"], share, len(cpus or []))
-                        log_path = log_dir / f"{names[stage].replace('@', '-')}.log"
-                        if early:  # it prepares now and waits at this gate to measure alone
-                            gates[stage] = log_path.with_name(f".{log_path.stem}.{os.getpid()}.{t0:.0f}.alone")
-                            log_dir.mkdir(parents=True, exist_ok=True)  # this run's own: no stale gate
-                            kw["env"] = {**kw["env"], **gate_env(gates[stage])}
-                        cmd = Command(names[stage], _enforce_cmd_list(stage.cmd), kw["cwd"], kw["env"], log_path, share)
-                        echo = echo_for(names[stage])
-                        echo(f"Running stage '{names[stage]}'" +
-                             (f" on CPU {','.join(map(str, share))}:" if share else
-                              " (preparing while the running stages finish):" if early else ":"))
-                        running[pool.submit(executor.run, cmd, echo)] = (stage, t0, cmd.log_path, share)
-                        if exclusive(stage):
-                            alone = True
-                    if running and all(s in gates for s, *_ in running.values()):
-                        for s, *_ in running.values():  # nothing else runs: it may measure
-                            gates[s].touch()
-                    if not running:
-                        continue
-                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        stage, t0, log_path, share = running.pop(fut)
-                        if stage in gates:
-                            gates.pop(stage).unlink(missing_ok=True)
-                        if share is not None:
-                            free_shares.append(share)
-                            free_shares.sort()
-                        try:
-                            rc = fut.result()
-                        except Exception as err:  # the executor itself failed (a node died…)
-                            rc, why = -1, f"{type(err).__name__}: {err}"
-                        else:
-                            why = f"its command exited with code {rc}"
-                        if rc == 0:
-                            finish(stage)
-                            finished.add(stage)
-                            record(stage, "ran", t0, log_path=log_path)
-                            echo_for(names[stage])(f"done in {time.time() - t0:.1f} s")
-                        else:
-                            failed.add(stage)
-                            record(stage, "failed", t0, why, log_path)
-                            echo_for(names[stage])(f"FAILED: {why} (log: {log_path})")
-            except BaseException:
-                executor.cancel()
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
-            pool.shutdown(wait=True)
-    finally:
-        repo.close()
-    order_lockfile(lockfile, before, [names[s] for s in plan])
-    result = [outcomes[names[s]] for s in plan]
+    # DVC resolves stage paths against the working directory (its CLI runs inside the repo)
+    with Project(root) as project, contextlib.chdir(root), project.locked(lambda: ReproError(busy(root))):
+        steps = project.plan(targets)
+        run = _Scheduler(project, jobs, force, executor or LocalExecutor(), say, log_dir or root / "logs" / "repro")
+        run.go(steps)
+    order_lockfile(lockfile, before, [s.name for s in steps])
+    result = [run.outcomes[s.name] for s in steps]
     bad = [o for o in result if o.status == "failed"]
     if bad:
         blocked = [o.stage for o in result if o.status == "not run"]
@@ -392,6 +232,140 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
             + "; the other stages are recorded in dvc.lock — fix the failure and run it again",
             outcomes=result)
     return result
+
+
+class _Scheduler:
+    """Starts each planned stage once the stages it depends on have finished, up to `jobs` at
+    once; an exclusive stage with nothing beside it (one that prepares beside the last ones
+    measures only once it is alone); a failed stage stops what depends on it and nothing else."""
+
+    def __init__(self, project: Project, jobs: int, force: bool, executor: Executor,
+                 say: Callable[[str], None], log_dir: Path) -> None:
+        self.project, self.jobs, self.force, self.executor = project, jobs, force, executor
+        self.say, self.log_dir = say, log_dir
+        self.outcomes: dict[str, Outcome] = {}
+        self.running: dict[Future, tuple[Step, float, Path, list[int] | None]] = {}
+        self.finished: set[str] = set()
+        self.failed: set[str] = set()
+        self.gates: dict[str, Path] = {}  # stages started early -> the file that lets them measure
+        self.cpus = affinity()
+        self.free_shares = (cpu_shares(jobs, self.cpus) if executor.pins_cpus else None) or []
+        self.echo_lock = threading.Lock()
+
+    def echo_for(self, name: str) -> Callable[[str], None]:
+        def echo(line: str) -> None:
+            with self.echo_lock:
+                self.say(f"[{name}] {line}" if line else "")
+        return echo
+
+    def outcome(self, step: Step, status: str, t0: float, detail: str = "", log_path=None) -> None:
+        self.outcomes[step.name] = Outcome(step.name, status, round(time.time() - t0, 1), detail,
+                                           str(log_path) if log_path else None)
+
+    def ready(self, step: Step) -> bool:
+        return all(u in self.finished for u in step.upstream)
+
+    def go(self, steps: list[Step]) -> None:
+        pending = list(steps)
+        pool = ThreadPoolExecutor(max(1, self.jobs))
+        try:
+            while pending or self.running:
+                self.start(pending, pool)
+                if self.running and all(s.name in self.gates for s, *_ in self.running.values()):
+                    for s, *_ in self.running.values():  # nothing else runs: they may measure
+                        self.gates[s.name].touch()
+                if self.running:
+                    for fut in wait(list(self.running), return_when=FIRST_COMPLETED)[0]:
+                        self.collect(fut)
+        except BaseException:
+            self.executor.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
+    def start(self, pending: list[Step], pool: ThreadPoolExecutor) -> None:
+        alone = any(s.exclusive for s, *_ in self.running.values())
+        # an exclusive stage waits while another can start (one drain, at the end)
+        others = any(not s.exclusive and self.ready(s) for s in pending)
+        for step in list(pending):
+            if len(self.running) >= self.jobs or alone:
+                return
+            blocked = [u for u in step.upstream if u in self.failed]
+            if blocked:
+                pending.remove(step)
+                self.failed.add(step.name)
+                self.outcomes[step.name] = Outcome(step.name, "not run",
+                                                   detail=f"depends on {', '.join(blocked)}, which failed")
+                continue
+            if not self.ready(step) or (step.exclusive and others):
+                continue
+            early = step.prepare_beside and self.executor.pins_cpus and bool(self.running)
+            if step.exclusive and self.running and not early:
+                return  # it waits for the machine; nothing starts before it
+            pending.remove(step)
+            t0 = time.time()
+            if not self.settled(step, t0):
+                self.launch(step, t0, early, pool)
+                alone = step.exclusive
+
+    def settled(self, step: Step, t0: float) -> bool:
+        """Whether the stage is done without its command: a data source or frozen stage, an
+        unchanged one, or one the run-cache restores (its outputs are cleared otherwise)."""
+        if not step.runs_command:  # data sources, frozen stages: DVC itself
+            self.project.reproduce_in_place(step.name, self.force)
+            status = "unchanged"
+        elif not self.force and not self.project.changed(step.name):
+            self.echo_for(step.name)(f"Stage '{step.name}' didn't change, skipping")
+            status = "unchanged"
+        else:
+            self.project.clear_outputs(step.name)
+            if self.force or not self.project.restore(step.name):
+                return False
+            self.echo_for(step.name)("restored from the run-cache")
+            status = "restored"
+        self.finished.add(step.name)
+        self.outcome(step, status, t0)
+        return True
+
+    def launch(self, step: Step, t0: float, early: bool, pool: ThreadPoolExecutor) -> None:
+        stage_cmd = self.project.command(step.name)
+        share = self.free_shares.pop(0) if self.free_shares and not step.exclusive else None
+        env = side_by_side(stage_cmd.env, share, len(self.cpus or [])) if self.jobs > 1 else stage_cmd.env
+        log_path = self.log_dir / f"{step.name.replace('@', '-')}.log"
+        if early:  # it prepares now and waits at this gate to measure alone
+            self.gates[step.name] = log_path.with_name(f".{log_path.stem}.{os.getpid()}.{t0:.0f}.alone")
+            self.log_dir.mkdir(parents=True, exist_ok=True)  # this run's own: no stale gate
+            env = {**env, **gate_env(self.gates[step.name])}
+        cmd = Command(step.name, stage_cmd.lines, stage_cmd.cwd, env, log_path, share)
+        echo = self.echo_for(step.name)
+        echo(f"Running stage '{step.name}'" +
+             (f" on CPU {','.join(map(str, share))}:" if share else
+              " (preparing while the running stages finish):" if early else ":"))
+        self.running[pool.submit(self.executor.run, cmd, echo)] = (step, t0, log_path, share)
+
+    def collect(self, fut: Future) -> None:
+        step, t0, log_path, share = self.running.pop(fut)
+        if step.name in self.gates:
+            self.gates.pop(step.name).unlink(missing_ok=True)
+        if share is not None:
+            self.free_shares.append(share)
+            self.free_shares.sort()
+        try:
+            rc = fut.result()
+        except Exception as err:  # the executor itself failed (a node died…)
+            rc, why = -1, f"{type(err).__name__}: {err}"
+        else:
+            why = f"its command exited with code {rc}"
+        echo = self.echo_for(step.name)
+        if rc == 0:
+            self.project.record(step.name)
+            self.finished.add(step.name)
+            self.outcome(step, "ran", t0, log_path=log_path)
+            echo(f"done in {time.time() - t0:.1f} s")
+        else:
+            self.failed.add(step.name)
+            self.outcome(step, "failed", t0, why, log_path)
+            echo(f"FAILED: {why} (log: {log_path})")
 
 
 def summary(outcomes: list[Outcome]) -> list[str]:

@@ -1,24 +1,8 @@
-"""The workspace an orchestrator runs in: DVC's repository lock, and who holds it when it is busy."""
+"""The workspace an orchestrator runs in: who holds its DVC lock when it is busy, and what to do."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-
-
-@contextlib.contextmanager
-def workspace_lock(repo, root: Path, error: type[Exception]):
-    """DVC's repository lock for the whole run; when another process holds it, `error` with a
-    message that names that process and what to do (DVC's own message names neither)."""
-    from dvc.lock import LockError
-    from dvc.repo import lock_repo
-
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(lock_repo(repo))
-        except LockError as err:
-            raise error(busy(root)) from err
-        yield
 
 
 def busy(root: Path) -> str:
