@@ -34,6 +34,8 @@ from pipeline.config import (
     read_yaml,
     render_problems,
 )
+from pipeline.plugins import backends
+from pipeline.quantize.base import get_backend
 from pipeline.quantize.llmcompressor_recipes import KNOWN_MODIFIERS, Recipe, read_recipe, scheme_problems
 
 __all__ = ["KNOWN_MODIFIERS", "Problem", "render_problems", "validate_project"]
@@ -91,18 +93,21 @@ def _check_lm_eval_code(doc: YamlDoc, root: Path) -> list[Problem]:
 
 
 def _check_presets(doc: YamlDoc, root: Path) -> list[Problem]:
-    """A llamacpp variant's recipe names the preset of its scheme; a baseline's, its dtype."""
+    """A variant's recipe holds the key its backend reads for the scheme (a llama.cpp preset,
+    a baseline's dtype: `Backend.recipe_key`)."""
     problems = []
     for name, variant in _variants(doc):
         backend, scheme, rel = variant.get("backend"), str(variant.get("scheme")), variant.get("recipe")
-        if backend not in ("llamacpp", "none") or not isinstance(rel, str) or not (root / rel).is_file():
+        if backend not in backends() or not isinstance(rel, str) or not (root / rel).is_file():
+            continue
+        wanted = get_backend(str(backend)).recipe_key(scheme)
+        if wanted is None:
             continue
         rdoc, rproblems = read_yaml(root / rel)
         if rdoc is None or not isinstance(rdoc.data, Mapping):
             problems += rproblems
             continue
-        key, want = (("preset", scheme.removeprefix("gguf_").upper()) if backend == "llamacpp"
-                     else ("dtype", {"bf16": "bfloat16", "fp16": "float16"}.get(scheme)))
+        key, want = wanted
         got = rdoc.data.get(key)
         if got != want:
             problems.append(Problem(file=rel, line=rdoc.lines.get((key,)), key=key,
@@ -219,16 +224,17 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
         if scheme not in SCHEMES or not SCHEMES.get(str(scheme)).group_size:
             continue
         recipe_path = str(variant.get("recipe"))
-        if variant.get("backend") == "mlx":  # MLX quantizes the embedding and lm_head too
-            group = _external_group_size("mlx", root / recipe_path)
+        fmt = recipe_format(str(variant.get("backend")))
+        if fmt == "tool":  # the tool's own recipe names its group; the backend knows what it quantizes
+            backend = get_backend(str(variant["backend"]))
+            group = _external_group_size(backend, root / recipe_path)
             if group:
-                problems += _mlx_shape_problems(doc, name, str(scheme), group, families, recipe_path)
+                problems += [doc.problem(("variants", name, "scheme"), what, fix) for what, fix in
+                             backend.shape_problems(name, str(scheme), group, families, recipe_path)]
             continue
-        if recipe_format(str(variant.get("backend"))) == "tool":  # the tool's own recipe names its group
-            group = _external_group_size(str(variant["backend"]), root / recipe_path)
-            if group:
-                problems += _external_shape_problems(doc, name, group, families, recipe_path)
-            continue
+        if fmt != "llm-compressor":
+            continue  # presets: llama.cpp gives a tensor its block does not divide a fallback type
+            # itself (the manifest records which); a dtype has no groups
         problems += _shape_problems(doc, name, SCHEMES.get(str(scheme)), families,
                                     recipes.get(recipe_path), recipe_path)
     return problems
@@ -236,61 +242,16 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
 
 
 
-def _external_group_size(backend: str, recipe_path: Path) -> int | None:
+def _external_group_size(backend, recipe_path: Path) -> int | None:
     """The group size an alternative backend's recipe asks for (its backend reads it the same
     way before it starts; see pipeline/quantize/<backend>.py)."""
     import yaml
-
-    from pipeline.quantize.base import get_backend
 
     try:
         recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
         return None  # reported by the recipe checks
-    return get_backend(backend).group_size(recipe) if isinstance(recipe, dict) else None
-
-
-def _external_shape_problems(doc: YamlDoc, variant: str, group: int, families: Families,
-                             recipe_path: str) -> list[Problem]:
-    problems = []
-    for dim, value, modules in families:
-        hit = [m for m in modules if m != "lm_head"]  # these tools leave lm_head unquantized
-        if value % group == 0 or not hit:
-            continue
-        kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
-        problems.append(doc.problem(
-            ("variants", variant, "scheme"),
-            f"{dim}={value} is not divisible by {group}, the group size in {recipe_path}: "
-            f"{len(hit)} Linear layers ({', '.join(kinds)}) cannot be quantized",
-            f"use a group size in {recipe_path} that divides {value} (e.g. 32 or 64)"))
-    return problems
-
-
-def _mlx_shape_problems(doc: YamlDoc, variant: str, scheme: str, group: int, families: Families,
-                        recipe_path: str) -> list[Problem]:
-    """MLX quantizes every Linear, the embedding and lm_head, and silently leaves unquantized a
-    layer whose in-features its group size does not divide (a different model, no error)."""
-    from pipeline.quantize.mlx import MLX_SCHEMES, dividing_group
-
-    widths = [value for _, value, _ in families]
-    proposal = dividing_group(widths, below=group)
-    affine = MLX_SCHEMES.get(scheme, ("affine",))[0] == "affine"
-    problems = []
-    for dim, value, modules in families:
-        if value % group == 0:
-            continue
-        hit = modules + (["model.embed_tokens"] if dim == "hidden_size" else [])
-        kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
-        fix = (f"set `group_size: {proposal}` in {recipe_path} (it divides every layer)" if proposal and affine
-               else f"use scheme mlx_q4 or mlx_q8 with `group_size: {proposal}` ({scheme}'s group "
-                    f"size is fixed at {group})" if proposal
-               else "no MLX group size (32, 64, 128) divides every layer: quantize with another backend")
-        problems.append(doc.problem(
-            ("variants", variant, "scheme"),
-            f"{dim}={value} is not divisible by {group}, the MLX group size of {variant!r} "
-            f"({recipe_path}): MLX would silently leave {len(hit)} layers ({', '.join(kinds)}) "
-            "unquantized", fix))
-    return problems
+    return backend.group_size(recipe) if isinstance(recipe, dict) else None
 
 
 def _check_mlx_rope(doc: YamlDoc, root: Path) -> list[Problem]:
@@ -346,12 +307,8 @@ def _linear_in_features(config: Mapping[str, Any]) -> Families:
 
 def _shape_problems(doc: YamlDoc, variant: str, info: SchemeInfo, families: Families,
                     recipe: Recipe | None, recipe_path: str) -> list[Problem]:
-    """The group size the recipe sets (a `config_groups` entry's `group_size`, else its preset's)
-    against every quantized Linear's in-features. GGUF presets are not checked: llama.cpp
-    quantizes a tensor whose rows its block does not divide with a fallback type by itself (the
-    manifest records which)."""
-    if info.family == "gguf":
-        return []
+    """The group size an llm-compressor recipe sets (a `config_groups` entry's `group_size`, else
+    its preset's) against every quantized Linear's in-features."""
     group = max(recipe.group_sizes) if recipe is not None and recipe.group_sizes else info.group_size or 1
     ignore = [] if recipe is None else recipe.ignore
     bad = []

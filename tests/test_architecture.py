@@ -172,7 +172,7 @@ def test_a_private_import_is_caught(tmp_path):
 # method or attribute); this table may only shrink, and a file leaves it at zero.
 NAME_BRANCHES = {
     "pipeline/evaluate/divergence.py": 2,
-    "pipeline/validate.py": 6,
+    "pipeline/validate.py": 2,
 }
 PLUGIN_FILES = re.compile(r"pipeline/(engines/[a-z_]+|quantize/(llamacpp|llmcompressor|mlx|gptqmodel|modelopt|"
                           r"autoawq)[a-z_]*)\.py$")

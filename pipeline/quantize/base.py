@@ -105,6 +105,27 @@ class Backend(ABC):
         """The group (block) size the recipe quantizes with; None: per-channel or not grouped."""
         return None
 
+    def recipe_key(self, scheme: str) -> tuple[str, Any] | None:
+        """The key a variant's recipe must hold for `scheme`, and its value (`qpipe validate`
+        checks it before anything runs); None: its recipes have no such key."""
+        return None
+
+    def shape_problems(self, variant: str, scheme: str, group: int, families: list[tuple[str, int, list[str]]],
+                       recipe_path: str) -> list[tuple[str, str]]:
+        """(what, fix) for each family of Linear layers — (dimension, in-features, modules) — whose
+        in-features the recipe's `group` size does not divide (`qpipe validate`). This default
+        is a tool that quantizes every Linear but lm_head."""
+        problems = []
+        for dim, value, modules in families:
+            hit = [m for m in modules if m != "lm_head"]
+            if value % group == 0 or not hit:
+                continue
+            kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
+            problems.append((f"{dim}={value} is not divisible by {group}, the group size in {recipe_path}: "
+                             f"{len(hit)} Linear layers ({', '.join(kinds)}) cannot be quantized",
+                             f"use a group size in {recipe_path} that divides {value} (e.g. 32 or 64)"))
+        return problems
+
     def load_check(self, out_dir: Path, *, msgs: list[dict[str, str]], model_dir: Path,
                    new_tokens: int) -> dict[str, Any] | None:
         """Reload the artifact with the format's own in-process loader and answer `msgs` with a

@@ -115,6 +115,10 @@ class LlamaCppBackend(Backend):
     recipe_format = "preset"
     extra = "quantize"
 
+    def recipe_key(self, scheme: str) -> tuple[str, str]:
+        """A recipe names llama.cpp's preset, the scheme's own (`gguf_q4_k_m`: Q4_K_M)."""
+        return "preset", scheme.removeprefix("gguf_").upper()
+
     def load_check(self, out_dir: Path, *, msgs: list[dict[str, str]], model_dir: Path,
                    new_tokens: int) -> dict[str, Any]:
         """The GGUF file through the `gguf` reader (done in quantize) and through llama.cpp

@@ -148,6 +148,28 @@ class MlxBackend(ExternalBackend):
         except (TypeError, ValueError):
             return None
 
+    def shape_problems(self, variant: str, scheme: str, group: int, families: list[tuple[str, int, list[str]]],
+                       recipe_path: str) -> list[tuple[str, str]]:
+        """MLX quantizes every Linear, the embedding and lm_head, and silently leaves unquantized
+        a layer whose in-features its group size does not divide (a different model, no error)."""
+        widths = [value for _, value, _ in families]
+        proposal = dividing_group(widths, below=group)
+        affine = MLX_SCHEMES.get(scheme, ("affine",))[0] == "affine"
+        problems = []
+        for dim, value, modules in families:
+            if value % group == 0:
+                continue
+            hit = modules + (["model.embed_tokens"] if dim == "hidden_size" else [])
+            kinds = sorted({m.rsplit(".", 1)[-1] for m in hit})
+            fix = (f"set `group_size: {proposal}` in {recipe_path} (it divides every layer)" if proposal and affine
+                   else f"use scheme mlx_q4 or mlx_q8 with `group_size: {proposal}` ({scheme}'s group "
+                        f"size is fixed at {group})" if proposal
+                   else "no MLX group size (32, 64, 128) divides every layer: quantize with another backend")
+            problems.append((f"{dim}={value} is not divisible by {group}, the MLX group size of {variant!r} "
+                             f"({recipe_path}): MLX would silently leave {len(hit)} layers ({', '.join(kinds)}) "
+                             "unquantized", fix))
+        return problems
+
     def recipe_problems(self, req: QuantizeRequest, recipe: dict[str, Any]) -> list[str]:
         if req.scheme not in MLX_SCHEMES:
             return [f"{req.variant}: backend mlx does not do scheme {req.scheme}"]

@@ -19,6 +19,10 @@ class BaselineBackend(Backend):
     format = "hf"
     recipe_format = "dtype"
     transformers_loads = True
+    DTYPES = {"bf16": "bfloat16", "fp16": "float16"}  # scheme -> torch dtype name
+
+    def recipe_key(self, scheme: str) -> tuple[str, str | None]:
+        return "dtype", self.DTYPES.get(scheme)
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
         import json
@@ -26,7 +30,7 @@ class BaselineBackend(Backend):
         import torch
         import transformers
 
-        want = {"bf16": "bfloat16", "fp16": "float16"}[req.scheme]
+        want = self.DTYPES[req.scheme]
         cfg = json.loads((req.model_dir / "config.json").read_text())
         have = cfg.get("dtype") or cfg.get("torch_dtype")
         if have == want:  # byte-for-byte copy of the weights
