@@ -452,7 +452,7 @@ def _ungated_spans(scrubber, text, monkeypatch):
     from pipeline.calibration.pii.detectors.persons import _persons
     from pipeline.calibration.pii.detectors.phones import _phones
     from pipeline.calibration.pii.detectors.credentials import _secrets
-    from pipeline.calibration.pii.detectors import cued, labelled, shapes
+    from pipeline.calibration.pii.detectors import cued, labelled, owned, shapes
     from pipeline.calibration.pii.prefilter import Scan, Needs
     from pipeline.calibration.pii.terms import term_spans
 
@@ -477,6 +477,7 @@ def _ungated_spans(scrubber, text, monkeypatch):
     for kind, detector in (("NATIONAL_ID", lambda t: shapes._formatted_ids(Scan(t, ()))),
                            ("DEVICE_ID", shapes._macs), ("WALLET", shapes._wallets),
                            ("LOCATION", shapes._coordinates), ("ID", cued._cued_ids), ("ID", labelled._labelled),
+                           ("ID", owned._owned),
                            ("PERSON", cued._cued_names), ("PERSON", cued._names_by_script)):
         if kind in kinds:
             spans.extend(detector(text))

@@ -14,6 +14,7 @@ from calibration.pii_battery_unseen import UNSEEN
 from calibration.pii_battery_unseen2 import BUSINESS, UNSEEN2
 from calibration.pii_battery_unseen3 import BUSINESS3, UNSEEN3
 from calibration.pii_battery_unseen4 import BUSINESS4, UNSEEN4
+from calibration.pii_battery_unseen5 import BUSINESS5, UNSEEN5
 from pipeline.calibration.pii import PIIConfig, Scrubber
 
 HELD_OUT_SHARE = 0.10  # the most a battery of unnamed kinds may leave behind
@@ -34,12 +35,14 @@ def test_no_reported_kind_survives(scrub):
 
 
 @pytest.mark.parametrize("battery,share", [(HELD_OUT, HELD_OUT_SHARE), (UNSEEN, HELD_OUT_SHARE),
-                                           (UNSEEN2, HELD_OUT_SHARE), (UNSEEN3, 0.20), (UNSEEN4, 16 / 60)],
-                         ids=["held_out", "unseen", "unseen2", "unseen3", "unseen4"])
+                                           (UNSEEN2, HELD_OUT_SHARE), (UNSEEN3, HELD_OUT_SHARE),
+                                           (UNSEEN4, 8 / 60), (UNSEEN5, 7 / 60)],
+                         ids=["held_out", "unseen", "unseen2", "unseen3", "unseen4", "unseen5"])
 def test_at_most_a_tenth_of_unnamed_kinds_survive(scrub, battery, share):
-    """UNSEEN3 is held to 20%, not 10%: at first contact 26 of its 50 survived, 10 after the
-    changes it prompted; UNSEEN4, never tuned on, to its first-contact 16 of 60 (docs/pii.md).
-    The 10% goal is not met on either; these keep what was gained."""
+    """UNSEEN4 is held to 8 of 60 (16 at first contact; 8 after the copula reach and the
+    possessive detector, which it did not prompt) and UNSEEN5 to 7 of 60 (6 at first contact, with
+    19 of its business sentences changed; 7 once those were put right): docs/pii.md. The 10% goal
+    is met at first contact on UNSEEN5 only; these keep what was gained."""
     cued = [case for case in battery if case.cue]
     found = survivors(scrub, cued)
     assert len(found) <= share * len(cued), f"{len(found)} of {len(cued)} survive:\n" + _report(found)
@@ -61,6 +64,32 @@ def test_business_identifiers_are_left_alone(scrub):
     assert len(changed) <= 7, "\n".join(changed)
     changed = [scrub(text) for text in BUSINESS4 if scrub(text) != text]  # 5 at first contact
     assert len(changed) <= 5, "\n".join(changed)
+    changed = [scrub(text) for text in BUSINESS5 if scrub(text) != text]  # 19 at first contact, 8 before
+    assert len(changed) <= 7, "\n".join(changed)  # the possessive detector (all 7 are older detectors')
+
+
+def test_a_possessive_is_a_label_too(scrub):
+    assert scrub("My library card is 21187004563920 and it is blocked.") == "My library card is <ID_1> and it is blocked."
+    assert scrub("GWF071559342 is my visa application reference.") == "<ID_1> is my visa application reference."
+    assert scrub("Vous pouvez me répondre, mon pseudo c'est @lucie_brt92.") == \
+        "Vous pouvez me répondre, mon pseudo c'est <ID_1>."
+    assert scrub("Our dog's microchip is 985 141 000 372 219, please update it.") == \
+        "Our dog's microchip is <ID_1>, please update it."
+    for kept in ("My order 44120087 has not arrived.", "Mi paquete 44120087 sigue en aduanas.",
+                 "My RTX4090 card crashes.", "My charger from production week 2024-W38 overheats.",
+                 "Mein Geschirrspüler SMV4HVX31E zeigt den Fehler E:24.", "My refund of 1,299.00 is late.",
+                 "我的订单号 DD44120087 显示已签收。", "My 2 kids use 12 GB each."):
+        assert scrub(kept) == kept
+
+
+def test_a_copula_carries_a_label_past_a_longer_phrase(scrub):
+    assert scrub("Numer mojego konta u operatora komórkowego to 1.18273645, chcę zmienić taryfę.") == \
+        "Numer mojego konta u operatora komórkowego to <ID_1>, chcę zmienić taryfę."
+    assert scrub("Ο αριθμός ασθενούς μου στο οδοντιατρείο είναι ΟΔ-48213.") == \
+        "Ο αριθμός ασθενούς μου στο οδοντιατρείο είναι <ID_1>."  # "αριθμός" folds to "αριθμόσ"
+    # a business noun among the words keeps the old reach: an order's number stays
+    assert scrub("Numer mojego zamówienia w sklepie internetowym to 44120087.") == \
+        "Numer mojego zamówienia w sklepie internetowym to 44120087."
 
 
 def test_a_label_qualified_by_a_business_noun_is_not_personal(scrub):

@@ -21,7 +21,7 @@ SCAN_ORDER: tuple[str, ...] = (
     "email", "url_credentials", "secret", "national_id", "card", "card_mixed",
     "iban", "passport", "dob", "phone_by_context", "person_by_script",
     "ip", "address", "person", "phone",
-    "formatted_id", "mac", "wallet", "coordinates", "cued_id", "labelled_id",
+    "formatted_id", "mac", "wallet", "coordinates", "cued_id", "labelled_id", "owned_id",
     "cued_name", "name_by_script",
 )
 

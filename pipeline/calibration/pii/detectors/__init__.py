@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pipeline.calibration.pii.config import DEFAULT_PHONE_REGIONS
 # importing a detector module registers its detectors
 from pipeline.calibration.pii.detectors import (  # noqa: F401
-    addresses, contact, credentials, cued, identity, labelled, persons, phones, shapes,
+    addresses, contact, credentials, cued, identity, labelled, owned, persons, phones, shapes,
 )
 from pipeline.calibration.pii.detectors.identity import dobs, ibans, passports
 from pipeline.calibration.pii.detectors.persons import persons_by_script

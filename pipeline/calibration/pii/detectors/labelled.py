@@ -26,19 +26,20 @@ from pipeline.calibration.pii.spans import Span, strip_trailing
 
 # label nouns, found as whole words (case-folded); compounds where the language writes them
 # ("Zählernummer", "pasnummer") by their ending, inflected forms ("numaram", "номера") by their stem
-_LABEL_WORDS = frozenset("""
+_LABEL_WORDS = frozenset({w.casefold() for w in """
 number id code key pin password reference passcode serial ssid nr kennung passwort numero numéro digicode
 clé identifiant número código clave chave senha codice chiave sleutel numer nomor klucz hasło číslo čísla
 αριθμός κωδικός số mã серия nomer пароль # №
-""".split())
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
 _LABEL_STEMS = ("kod", "sygnatur", "numara", "şifre", "nummer", "номер", "код", "ключ")
 _LABEL_ENDINGS = ("nummer", "zeichen", "schlüssel", "code")
+_LABEL_INFIXES = ("szám",)  # Hungarian number, inflected inside a word: "ügyfélszámom" (my customer number)
 _LABEL_BEFORE = {"no": ".:", "n": "°º"}  # "No." and "n°" are labels, "no" and "n" alone are not
 _SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"หมายเลข", r"รหัส", r"เลขที่", r"号码", r"编号", r"密码",
                   r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
                   r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
 _SCRIPT_LABEL_RE = re.compile("|".join(_SCRIPT_LABELS))
-_TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
+TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
 _KEY_EDGE = ("_", '"')  # "order_id", a JSON key: the name of a field, not a label in prose
 _ADJECTIVE_RE = re.compile(r"-[^\W\d_]{4}")  # "SSN-looking", "NINO-like": not labels
 
@@ -69,14 +70,15 @@ def _is_label(word: str, text: str, end: int) -> bool:
     folded = word.casefold()
     if folded in _LABEL_BEFORE:
         return text[end:end + 1] in _LABEL_BEFORE[folded] and text[end:end + 1] != ""
-    return folded in _LABEL_WORDS or folded.startswith(_LABEL_STEMS) or folded.endswith(_LABEL_ENDINGS)
+    return (folded in _LABEL_WORDS or folded.startswith(_LABEL_STEMS) or folded.endswith(_LABEL_ENDINGS)
+            or any(infix in folded for infix in _LABEL_INFIXES))
 
 
 def _labels(text: str) -> list[_Label]:
     """The labels of ``text`` in order: words (a token scan, cheaper than one pattern of all of
     them at every position) and, in a text outside ASCII, labels of scripts written without spaces."""
     found = [_Label(m.start(), m.end() + (m.group().casefold() in _LABEL_BEFORE), m.group())  # with its "."
-             for m in _TOKEN_RE.finditer(text)
+             for m in TOKEN_RE.finditer(text)
              if text[m.start() - 1:m.start()] not in _KEY_EDGE and text[m.end():m.end() + 1] not in _KEY_EDGE
              and _is_label(m.group(), text, m.end())]
     if not text.isascii():
@@ -86,7 +88,7 @@ def _labels(text: str) -> list[_Label]:
 
 
 # business nouns: a label they qualify introduces a business key, not a personal value
-_BUSINESS = frozenset("""
+BUSINESS = frozenset({w.casefold() for w in """
 order orders invoice invoices tracking track trace shipment shipping delivery parcel package sku product
 model item items part article catalog catalogue version build release error status http exit return
 returns rma promo coupon discount voucher gift country area zip postal post batch lot purchase po
@@ -107,34 +109,45 @@ pesanan faktur resi diskon kupon toko
 đơn hàng hóa đơn vận đơn mã giảm giá
 الطلب الفاتورة الشحنة الخصم الخطأ
 ऑर्डर इनवॉइस ट्रैकिंग डिस्काउंट
-""".split())
-_BUSINESS_PREFIXES = ("bestell", "rechnungs", "sendungs", "artikel", "auftrags", "kunden", "fehler", "track",
+paquete paket pacco pakket paczka paczki chamado reclamo reclamación solicitud zgłoszenie zgłoszenia
+заявка заявки заявку beställning beställningen
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
+BUSINESS_PREFIXES = ("bestell", "rechnungs", "sendungs", "artikel", "auftrags", "kunden", "fehler", "track",
                       "tracking", "order", "invoice", "bestel", "factuur", "trace", "gutschein", "rabatt",
-                      "promo", "coupon", "voucher", "discount", "sipariş", "indirim", "kargo", "rastre")
+                      "promo", "coupon", "voucher", "discount", "sipariş", "indirim", "kargo", "rastre", "rendelés")
 _BUSINESS_ACRONYMS = frozenset("""
 SKU ASIN ISBN ISSN GTIN UPC ORD INV PO RMA HTTP HTTPS API URL USD EUR GBP JPY CNY INR BRL RUB KRW
 CHF CAD AUD PDF CSV XML JSON SQL CPU GPU RAM ROM SSD HDD USB OS IOS UTC GMT EST PST CET AM PM OK
 FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS ISO IEC SHA RFC DIN ANSI IEEE NIST ASTM ECMA UTF
 """.split())
-_SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
-                    "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣",
-                    "注文", "請求", "伝票", "クーポン", "주문", "송장", "오류", "버전", "쿠폰", "할인")
+SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
+                    "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣", "工单",
+                    "注文", "請求", "伝票", "クーポン", "型番", "주문", "송장", "오류", "버전", "쿠폰", "할인", "문의")
 _TYPED_KEY_RE = re.compile(r"[A-Z]{2,5}(?:[-/][A-Z0-9]+)*[-/][A-Z0-9]*\d{3,}[A-Z0-9]*")
 _KEY_HEAD_RE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z0-9]{1,6}-)+$")
 _INSIDE_KEY_RE = re.compile(r"(?:/|\d-)$")
-_BUILTIN_KEYS = frozenset("ORD INV SKU PO RMA TKT SUP CASE REQ INC CHG TASK BUG PR".split())
-_FILLER_WORDS = frozenset("""
+BUILTIN_KEYS = frozenset("ORD INV SKU PO RMA TKT SUP CASE REQ INC CHG TASK BUG PR".split())
+FILLER_WORDS = frozenset({w.casefold() for w in """
 is are was it's it which es est ist é è är er on to jest lautet die de del da di van for of my our the mi
 mio meu minha mon ma mein meine mijn mój moja della dello delle dei do dos das du des le la les el los
 las il lo gli der den dem het een a an mia mio mie mis tu tua your sua su seu sua à al au
-""".split())
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
 _FILLER_RE = re.compile(r"(?:[\s:=,–—-]|\b(?:is|are|was|it's|it is|which is|es|est|ist|é|è|är|er|on|to|jest|"
                         r"lautet|die|de|del|da|di|van|for|of|my|our|the|mi|mio|meu|minha|mon|ma|mein|meine|"
                         r"mijn|mój|moja)\b)*")
 _MAX_WORDS_BETWEEN = 3
-_DATE_RE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$|\d{1,2}:\d{2}")
-_INSIDE = frozenset("/\\.@:-")  # a value starts a token, never inside one ("2026-08-19T…")
-_PATH_RE = re.compile(r"/[a-z]{3,}|[a-z]{3,}/")
+# "<label> … is <value>": a copula after the label carries its reach to the value past a longer
+# phrase ("Numer mojego konta u operatora komórkowego to …", "Mã số sinh viên của em là …"), when
+# no business noun is among the words in between
+COPULAS = frozenset({w.casefold() for w in """
+is are was ist sind lautet est es era é è är er jest to je là adalah ialah είναι это є هو هي הוא היא คือ
+wynosi zijn
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
+_MAX_WORDS_TO_COPULA = 7
+REACH_TO_COPULA = 96
+DATE_RE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$|\d{1,2}:\d{2}")
+INSIDE = frozenset("/\\.@:-")  # a value starts a token, never inside one ("2026-08-19T…")
+PATH_RE = re.compile(r"/[a-z]{3,}|[a-z]{3,}/")
 _REACH = 48
 _NATIONAL = ("br.cpf", "pl.pesel", "nl.bsn", "it.codicefiscale", "se.personnummer", "fi.hetu",
              "no.fodselsnummer", "dk.cpr", "tr.tckimlik", "za.idnr", "mx.curp", "cl.rut", "ca.sin",
@@ -159,9 +172,9 @@ def national(value: str) -> bool:
 
 
 _CASED = "A-Za-z0-9À-ÖØ-öø-ÿА-Яа-яЁё"  # a value may touch letters of scripts written without spaces
-_VALUE_RE = re.compile(rf"(?<![{_CASED}])[#*]?(?:\d{{2,}}(?:[ .\-/]\d{{2,}})+|[^\W_](?:[\w.\-/:#*&+]*[^\W_*#]|)[*#]?)"
+VALUE_RE = re.compile(rf"(?<![{_CASED}])[#*]?(?:\d{{2,}}(?:[ .\-/]\d{{2,}})+|[^\W_](?:[\w.\-/:#*&+]*[^\W_*#]|)[*#]?)"
                        rf"(?![{_CASED}])")
-_SENTENCE_END_RE = re.compile(r"[.!?。！？]\s|\n|[.!?。！？]$")
+SENTENCE_END_RE = re.compile(r"[.!?。！？]\s|\n|[.!?。！？]$")
 
 
 _LINKS = frozenset("de do da del della di du des of for van der dla для на".split())
@@ -185,12 +198,12 @@ def _business_label(text: str, label: _Label) -> bool:
     word = label.group()
     if word in _BUSINESS_ACRONYMS:
         return True
-    if word.casefold().startswith(_BUSINESS_PREFIXES):
+    if word.casefold().startswith(BUSINESS_PREFIXES):
         return True
     around = text[max(0, label.start() - 12):label.end() + 12]
-    if any(noun in around for noun in _SCRIPT_BUSINESS):
+    if any(noun in around for noun in SCRIPT_BUSINESS):
         return True
-    return any(w in _BUSINESS or w.startswith(_BUSINESS_PREFIXES) for w in _qualifiers(text, label))
+    return any(w in BUSINESS or w.startswith(BUSINESS_PREFIXES) for w in _qualifiers(text, label))
 
 
 def _acronym_only(label: _Label) -> bool:
@@ -207,29 +220,37 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             if label.group() not in business_keys:
                 head = _KEY_HEAD_RE.search(text, max(0, label.start() - 24), label.start())
                 start = head.start() if head else label.start()  # "HA-" of "HA-FIT-66120"
-                end = strip_trailing(text, start, _VALUE_RE.match(text, label.start()).end())
+                end = strip_trailing(text, start, VALUE_RE.match(text, label.start()).end())
                 yield Span(start, end, "ID", text[start:end].upper())
             continue
         acronym = _acronym_only(label)
         start = _FILLER_RE.match(text, label.end()).end()
-        stop = _SENTENCE_END_RE.search(text, label.end())
-        limit = min(label.end() + _REACH, stop.start() if stop else len(text))
+        stop = SENTENCE_END_RE.search(text, label.end())
+        end_of_sentence = stop.start() if stop else len(text)
+        limit = min(label.end() + _REACH, end_of_sentence)
+        far = min(label.end() + REACH_TO_COPULA, end_of_sentence)
         words = 0  # words between the label and its value that say something ("vivienda")
-        for m in _VALUE_RE.finditer(text, start, limit + 24):
-            if m.start() > limit or words > _MAX_WORDS_BETWEEN:
+        copula = business = False  # a copula, a business noun among them
+        for m in VALUE_RE.finditer(text, start, far + 24):
+            if m.start() > far or words > _MAX_WORDS_TO_COPULA:
                 break
             end = strip_trailing(text, m.start(), m.end())
             value = text[m.start():end]
             digits = sum(c.isdigit() for c in value)
-            if digits and (text[m.start() - 1:m.start()] in _INSIDE or _PATH_RE.search(value)):
+            if digits and not (copula and not business) and (m.start() > limit or words > _MAX_WORDS_BETWEEN):
+                break  # past the label's own reach, with no copula to carry it
+            if digits and (text[m.start() - 1:m.start()] in INSIDE or PATH_RE.search(value)):
                 break  # part of a path, a URL, an address or a longer token, not a value of its own
             compact = re.sub(r"[\s.\-/:]", "", value)
             if not digits:
-                words += value.casefold() not in _FILLER_WORDS
+                folded = value.casefold()
+                copula = copula or folded in COPULAS
+                business = business or folded in BUSINESS or folded.startswith(BUSINESS_PREFIXES)
+                words += folded not in FILLER_WORDS
                 continue
             if acronym and (len(compact) < 4 or digits < 6):
                 break  # an acronym names the first number after it, or nothing
-            if len(compact) < 4 or _DATE_RE.match(value):
+            if len(compact) < 4 or DATE_RE.match(value):
                 continue  # too short, or a date or time (dates of birth are the DOB detector's)
             if value.split("-")[0].split("/")[0] in business_keys:
                 break  # this business's own typed key ("ACC-101747"), kept as written
@@ -252,7 +273,8 @@ def _may_label(scan: Scan) -> bool:
     words = scan.words
     if not _LABEL_WORDS.isdisjoint(words):
         return True
-    if any(w.startswith(_LABEL_STEMS) or w.endswith(_LABEL_ENDINGS) for w in words):
+    if any(w.startswith(_LABEL_STEMS) or w.endswith(_LABEL_ENDINGS) or any(i in w for i in _LABEL_INFIXES)
+           for w in words):
         return True
     text = scan.text
     if any(mark in text for mark in _MARKS) or (scan.lowered is not None and "no." in scan.lowered):
@@ -263,4 +285,4 @@ def _may_label(scan: Scan) -> bool:
 
 
 register("labelled_id", "ID", _may_label,
-         lambda scan: _labelled(scan.text, _BUILTIN_KEYS | scan.business_keys))
+         lambda scan: _labelled(scan.text, BUILTIN_KEYS | scan.business_keys))
