@@ -137,6 +137,23 @@ def cue_words(cues: tuple[str, ...]) -> Prefilter:
     return met
 
 
+def not_ascii(scan: Scan) -> bool:
+    """The text holds a character outside ASCII (a name in a script other than Latin's)."""
+    return not scan.text.isascii()
+
+
+def words_of(*literals: str) -> Prefilter:
+    """One of ``literals`` occurs in the lower-cased text (the trigger words of a pattern that
+    ignores case: :class:`Needs`)."""
+    needs = Needs(literals, ignore_case=True)
+    return lambda scan: needs.met(scan.text, scan.lowered)
+
+
+def both(*prefilters: Prefilter) -> Prefilter:
+    """Every one of ``prefilters`` holds."""
+    return lambda scan: all(prefilter(scan) for prefilter in prefilters)
+
+
 def either(*prefilters: Prefilter) -> Prefilter:
     """Any one of ``prefilters`` holds."""
     return lambda scan: any(prefilter(scan) for prefilter in prefilters)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from pipeline.calibration.pii.prefilter import count_digits, digit_or_not_ascii, digits_at_least
+from pipeline.calibration.pii.prefilter import both, count_digits, digit_or_not_ascii, digits_at_least, words_of
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span
 
@@ -169,11 +169,16 @@ def dobs(text: str) -> Iterator[Span]:
 
 # National ids need 6 digits at the least (each pattern checks its own number, see
 # _national_ids), cards 13; IBANs, passports and dates of birth are context-word patterns,
-# each of which needs a digit or a character outside ASCII.
+# each of which needs a digit or a character outside ASCII, the last two their words too.
 register("national_id", "NATIONAL_ID", digits_at_least(6),
          lambda scan: _national_ids(scan.text, scan.digits))
 register("card", "CARD", digits_at_least(13), lambda scan: _cards(scan.text))
 register("card_mixed", "CARD", digits_at_least(13), lambda scan: _cards_mixed(scan.text))
 register("iban", "IBAN", digit_or_not_ascii, lambda scan: ibans(scan.text))
-register("passport", "PASSPORT", digit_or_not_ascii, lambda scan: passports(scan.text))
-register("dob", "DOB", digit_or_not_ascii, lambda scan: dobs(scan.text))
+# the words of the passport and date-of-birth patterns (their literal parts, lower-cased)
+register("passport", "PASSPORT", both(digit_or_not_ascii, words_of(
+    "passport", "pasaporte", "passeport", "reisepass", "passaporto", "paspoort", "паспорт", "护照", "護照",
+    "パスポート", "여권")), lambda scan: passports(scan.text))
+register("dob", "DOB", both(digit_or_not_ascii, words_of(
+    "birth", "born", "dob", "d.o", "do.b", "nacimiento", "nacid", "né", "naissance", "geboren", "geburtsdatum",
+    "nascita", "nato", "рождения", "出生日期", "生日", "生年月日", "생년월일")), lambda scan: dobs(scan.text))

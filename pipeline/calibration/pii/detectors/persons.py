@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from pipeline.calibration.pii.detectors.addresses import scan_addresses
-from pipeline.calibration.pii.prefilter import lower_or_none, Needs, always, digit_or_not_ascii
+from pipeline.calibration.pii.prefilter import lower_or_none, Needs, always, not_ascii
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span
 from pipeline.calibration.pii.vocabulary import NOT_NAMES
@@ -109,9 +109,9 @@ def persons_by_script(text: str) -> Iterator[Span]:
             yield Span(m.start(1), m.end(1), "PERSON", " ".join(m.group(1).casefold().split()))
 
 
-# A name in another script is found by a context-word pattern: it needs a digit or a character
-# outside ASCII. The other name patterns have their own trigger words (Needs), checked inside;
+# A name in another script is found by a context-word pattern: it needs a character outside
+# ASCII. The other name patterns have their own trigger words (Needs), checked inside;
 # the names they find are learned and scrubbed everywhere else in the record.
-register("person_by_script", "PERSON", digit_or_not_ascii, lambda scan: persons_by_script(scan.text))
+register("person_by_script", "PERSON", not_ascii, lambda scan: persons_by_script(scan.text))
 register("person", "PERSON", always,
          lambda scan: _persons(scan.text, scan_addresses(scan), scan.lowered), teaches_names=True)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import phonenumbers
 
-from pipeline.calibration.pii.prefilter import digit_or_not_ascii, digits_at_least
+from pipeline.calibration.pii.prefilter import both, digits_at_least, words_of
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span
 
@@ -144,8 +144,10 @@ def phones_by_context(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
             yield Span(m.start(1), m.end(1), "PHONE", _phone_key(m.group(1), regions))
 
 
-# A phone after its context word shares the gate of every context-word pattern (a digit or a
-# character outside ASCII); any other phone needs 7 digits.
-register("phone_by_context", "PHONE", digit_or_not_ascii,
+# A phone after its context word needs that word and 7 digits (the pattern's own words, lower-cased);
+# any other phone needs 7 digits.
+register("phone_by_context", "PHONE", both(digits_at_least(7), words_of(
+    "tel", "phone", "mobile", "cell", "whatsapp", "handy", "teléfono", "téléphone", "portable", "móvil",
+    "celular", "电话", "手机", "電話", "携帯", "전화")),
          lambda scan: phones_by_context(scan.text, scan.regions))
 register("phone", "PHONE", digits_at_least(7), lambda scan: _phones(scan.text, scan.regions))
