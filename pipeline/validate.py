@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pipeline.calibration.ingest import SUFFIXES as SOURCE_SUFFIXES
 from pipeline.config import (
     SCHEMES,
@@ -245,8 +247,6 @@ def _check_model_shapes(doc: YamlDoc, root: Path, recipes: dict[str, Recipe]) ->
 def _external_group_size(backend, recipe_path: Path) -> int | None:
     """The group size an alternative backend's recipe asks for (its backend reads it the same
     way before it starts; see pipeline/quantize/<backend>.py)."""
-    import yaml
-
     try:
         recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):

@@ -224,3 +224,76 @@ def test_a_branch_on_a_plugin_name_is_caught(tmp_path):
     assert name_branches(root, {"vllm", "gguf"}) == {}
     (root / "bench.py").write_text("def f(e, fmt):\n    return e == 'vllm' or fmt in ('gguf', 'hf')\n")
     assert name_branches(root, {"vllm", "gguf"}) == {"pipeline/bench.py": 2}
+
+
+# ── imports inside functions ──────────────────────────────────────────────────────────────────
+# An import sits at the top of its module unless a heavy or optional dependency needs laziness:
+# importing these costs seconds or needs an extra (pyproject's optional dependencies), and the
+# command line, every stage and the tests import the modules that use them.
+LAZY_DEPENDENCIES = {
+    "torch": "2-4 s, the model extra", "transformers": "the model extra, imports torch",
+    "safetensors": "the model extra", "datasets": "the calibration extra, imports pyarrow",
+    "pyarrow": "the calibration extra, ~0.5 s", "scipy": "the evaluate extra", "statsmodels": "the evaluate extra",
+    "matplotlib": "the evaluate extra, ~1 s", "psutil": "the evaluate extra", "lm_eval": "the evaluate extra",
+    "llmcompressor": "the quantize extra, imports torch", "compressed_tensors": "the quantize extra",
+    "gguf": "the quantize extra", "ray": "the cluster extra", "mlx_lm": "the backend's own environment",
+    "modelopt": "the backend's own environment", "awq": "the backend's own environment",
+    "gptqmodel": "the backend's own environment", "conversion": "llama.cpp's converter, on its own path",
+}
+# Lazy imports of the standard library or the core dependencies, left to move to the top (this
+# table only shrinks; the Ray task imports on the node it runs on; quantize/base.py runs in the
+# backends' own environments too, where its module level imports the standard library only). The
+# package's own modules may be imported inside a function: the command line's start-up (`qpipe
+# --help` imports no stage), or a module that pulls one of the dependencies above in.
+STDLIB_LAZY_LEFT = {
+    "pipeline/engines/base.py": 1, "pipeline/engines/openai.py": 1, "pipeline/evaluate/divergence.py": 1,
+    "pipeline/evaluate/gate_calibration.py": 1, "pipeline/evaluate/harness.py": 2, "pipeline/models.py": 1,
+    "pipeline/orchestrate/ray_executor.py": 2, "pipeline/processes.py": 2, "pipeline/quantize/base.py": 1,
+    "pipeline/secrets.py": 1,
+}
+
+
+def lazy_imports(root: Path) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Per file: the package's own modules imported inside functions (a count), and the other
+    modules imported there that LAZY_DEPENDENCIES does not name."""
+    import ast
+
+    own: dict[str, int] = defaultdict(int)
+    other: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(root.rglob("*.py")):
+        rel = f"{root.name}/{path.relative_to(root).as_posix()}"
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top == root.name:
+                        own[rel] += 1
+                    elif top not in LAZY_DEPENDENCIES:
+                        other[rel].append(name)
+    return dict(own), dict(other)
+
+
+def test_imports_sit_at_the_top_unless_a_heavy_dependency_needs_laziness():
+    _, other = lazy_imports(REPO / "pipeline")
+    found = {f: len(names) for f, names in other.items()}
+    grown = {f: other[f] for f, n in found.items() if n > STDLIB_LAZY_LEFT.get(f, 0)}
+    assert grown == {}, "import these at the top of the module (or name the dependency in LAZY_DEPENDENCIES)"
+    shrunk = {f: n for f, n in STDLIB_LAZY_LEFT.items() if found.get(f, 0) < n}
+    assert shrunk == {}, "fewer lazy imports now: lower STDLIB_LAZY_LEFT to match"
+
+
+def test_a_lazy_standard_import_is_caught(tmp_path):
+    root = tmp_path / "pipeline"
+    root.mkdir()
+    (root / "a.py").write_text("import json\n\ndef f():\n    import torch\n    from pipeline import b\n    return b\n")
+    assert lazy_imports(root) == ({"pipeline/a.py": 1}, {})
+    (root / "a.py").write_text("def f():\n    import json\n    return json\n")
+    assert lazy_imports(root) == ({}, {"pipeline/a.py": ["json"]})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable
 
@@ -65,8 +66,6 @@ class EnginePool:
         parent-death signal follows it), then waited for side by side. An engine that is not a
         process started here (an external URL) is left to `get`. A failed start stops them all
         and raises its error. Returns the names started."""
-        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
         from pipeline.engines.base import ServerEngine
 
         todo: list[Engine] = []

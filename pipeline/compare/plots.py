@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 
 def pareto(points: dict[str, tuple[float, float, float]]) -> list[str]:
     """Names not dominated on (accuracy ↑, speed ↑, size ↓).
@@ -70,7 +72,6 @@ def heatmap(comparison: dict[str, Any], out: Path) -> None:
     if not served or not slices:
         empty(out, "no served variant to compare per slice")
         return
-    import numpy as np
 
     grid = np.array([[100 * served[n]["slices"][s]["delta"] for s in slices] for n in served])
     fig, ax = plt.subplots(figsize=(1 + 0.55 * len(slices), 1.2 + 0.45 * len(served)), dpi=120)

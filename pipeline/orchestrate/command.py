@@ -3,6 +3,7 @@ here or as tasks on a Ray cluster (params.yaml's `execution` section)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -69,8 +70,6 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
 
 def _remove_stale_staging(root: Path, say) -> None:
     """Staging folders of runs that were killed (no `finally` ran) go before anything runs."""
-    import shutil
-
     from pipeline.orchestrate.strays import stale_staging
 
     for path in stale_staging(root):

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, ClassVar, Protocol
 
+import yaml
+
 from pipeline.errors import QpipeError
 from pipeline.orchestrate.dvc_adapter import Project, Step, reorder_lockfile, shell_argv
 from pipeline.orchestrate.relay import relay
@@ -183,8 +185,6 @@ def pinned(cpus: list[int] | None):
 
 
 def _lock_keys(path: Path) -> list[str]:
-    import yaml
-
     if not path.is_file():
         return []
     return list((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("stages") or {})

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -217,8 +218,6 @@ class LlamaCppBackend(Backend):
                          f"llama.cpp quantized them with a fallback type ({', '.join(moves)}), as "
                          "published GGUFs of such models are (manifest: quantization.fallbacks)")
             log.warning("%s: %s", req.variant, notes[-1])
-        from importlib.metadata import version
-
         return QuantizeResult(notes=notes,
             format="gguf",
             tool_versions={"llama.cpp": tools.version, "gguf-py (converter)": "vendored with llama.cpp",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -66,8 +67,6 @@ def _recipe_ignores(recipe: dict) -> list[str]:
 def module_names(model_dir: Path) -> set[str]:
     """Module names from the checkpoint's tensor names, read from safetensors headers only
     (a model with tied embeddings stores no lm_head tensor, yet has the module)."""
-    import json
-
     from safetensors import safe_open
 
     names: set[str] = set()
@@ -252,8 +251,6 @@ def shared_memory_problem(model_dir: Path, shm_total: int | None = None) -> str 
     and the others map them; llm-compressor sizes its host-memory budget from /dev/shm, less
     ``SHM_RESERVE``, and puts whatever does not fit on disk, which transformers then refuses
     without an offload folder. Checked before any process starts."""
-    import shutil
-
     if shm_total is None:
         if not Path("/dev/shm").is_dir():
             return None  # no Linux shared memory to size: llm-compressor uses host memory

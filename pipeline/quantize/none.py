@@ -3,6 +3,7 @@ everything downstream (manifest, verify, engines, comparison) treats it like any
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from pipeline.config import BASELINE_SCHEMES
@@ -25,8 +26,6 @@ class BaselineBackend(Backend):
         return "dtype", self.DTYPES.get(scheme)
 
     def quantize(self, req: QuantizeRequest) -> QuantizeResult:
-        import json
-
         import torch
         import transformers
 

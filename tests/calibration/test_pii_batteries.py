@@ -69,7 +69,7 @@ def test_business_identifiers_are_left_alone(scrub):
 
 
 def test_a_possessive_is_a_label_too(scrub):
-    assert scrub("My library card is 21187004563920 and it is blocked.") == "My library card is <ID_1> and it is blocked."
+    assert scrub("My library card is 21187004563920, it is blocked.") == "My library card is <ID_1>, it is blocked."
     assert scrub("GWF071559342 is my visa application reference.") == "<ID_1> is my visa application reference."
     assert scrub("Vous pouvez me répondre, mon pseudo c'est @lucie_brt92.") == \
         "Vous pouvez me répondre, mon pseudo c'est <ID_1>."
