@@ -26,6 +26,14 @@ SIGNALS = {"kld": "mean token KL divergence (nats per token, item mean)",
 MIN_GAIN_SHARE = 0.25
 
 
+def same_evaluation_set(made_on: str, judged_on: str) -> bool:
+    """Whether a calibration made on `made_on` holds for a comparison on `judged_on`: the same
+    evaluation set, whole or in part — the stage calibrates on a seeded sample of
+    `gate_calibration.items` and names the whole set; a calibration made when the reference was
+    evaluated on a prefix names that prefix (`<sha>[:400]`), items of the same set all the same."""
+    return made_on.split("[:", 1)[0] == judged_on.split("[:", 1)[0]
+
+
 def derive(layout, comparison: dict[str, Any] | None, margin: float, *, alpha: float,
            n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """The limits for an accuracy `margin` from the calibration in `layout`, checked against
@@ -38,7 +46,8 @@ def derive(layout, comparison: dict[str, Any] | None, margin: float, *, alpha: f
     for key, what in (() if comparison is None else
                       (("artifact_sha256", "reference weights"), ("evalset_sha256", "evaluation set"))):
         want = comparison.get("baseline_" + key if key == "artifact_sha256" else key)
-        if data.get(key) != want:
+        same = same_evaluation_set if key == "evalset_sha256" else str.__eq__
+        if not isinstance(data.get(key), str) or not isinstance(want, str) or not same(data[key], want):
             return {"calibrated": False, "why": f"the gate calibration was made with other "
                     f"{what} ({str(data.get(key))[:12]} ≠ {str(want)[:12]}) — fix: `dvc repro "
                     "gate_calibration`"}

@@ -86,3 +86,12 @@ def test_judge_reads_both_intervals():
     assert judge((0.021, 0.03), fit) == "fail"
     assert judge((0.005, 0.015), fit) == "inconclusive"
     assert judge((0.5, 0.6), {"limit_ci": [0.01, None]}) == "inconclusive"
+
+
+def test_a_calibration_holds_for_its_evaluation_set_whole_or_in_part():
+    from pipeline.compare.limits import same_evaluation_set
+
+    sha, other = "a" * 64, "b" * 64
+    assert same_evaluation_set(sha, sha) and same_evaluation_set(f"{sha}[:400]", sha)
+    assert same_evaluation_set(sha, f"{sha}[:1501]") and same_evaluation_set(f"{sha}[:400]", f"{sha}[:200]")
+    assert not same_evaluation_set(other, sha) and not same_evaluation_set(f"{other}[:400]", sha)
