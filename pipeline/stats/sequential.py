@@ -1,0 +1,116 @@
+"""Group-sequential verdicts: a variant's paired comparison looked at after each batch of items,
+stopped as soon as it is settled, with the error rates of the fixed-sample verdict kept.
+
+Looking at a fixed-sample test after every batch and stopping at the first significant look
+inflates its error rates (Armitage, McPherson & Rowe 1969). The standard answer, used in clinical
+non-inferiority trials for decades, is a boundary per look that spends the test's α over the
+looks: Lan & DeMets' alpha-spending (Biometrika 1983;70:659–663) with the O'Brien–Fleming-type
+function α*(t) = 2 − 2Φ(z_{1−α/2}/√t), t the share of the planned items seen. Early looks need
+overwhelming evidence, the last one little more than a fixed-sample test; looks may fall
+anywhere (the boundaries follow the items actually seen). Each boundary comes from the
+canonical joint distribution of the standardised statistics, Cov(Z_j, Z_k) = √(t_j/t_k)
+(Jennison & Turnbull, Group Sequential Methods, 2000, ch. 2 and 7), integrated numerically
+(scipy's multivariate normal).
+
+The statistic is the one the fixed-sample verdict reads (pipeline.stats.noninferiority): Tango's
+score statistic T at Δ0 = −margin, asymptotically N(0, 1) at the margin, a score statistic whose
+increments are asymptotically independent — the canonical form. The two one-sided questions of
+the three-valued verdict spend α/2 each, as the fixed-sample verdict's two one-sided tests
+have α/2 each: `pass` once T ≥ c_k (non-inferior), `fail` once T ≤ −c_k (a loss beyond the
+margin); past the last look, `inconclusive`. That the error rates hold at these counts is
+checked by seeded simulation (tests/stats/test_sequential.py), not assumed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+from scipy import stats as st
+
+from pipeline.stats.noninferiority import tango_statistic
+
+
+def obrien_fleming_spent(t: float, alpha: float) -> float:
+    """The one-sided α spent by information fraction `t` (O'Brien–Fleming type, Lan–DeMets):
+    0 at t = 0, `alpha` at t = 1."""
+    if t <= 0:
+        return 0.0
+    return float(2 * st.norm.sf(st.norm.isf(alpha / 2) / np.sqrt(min(t, 1.0))))
+
+
+def boundaries(fractions: Sequence[float], alpha: float) -> list[float]:
+    """The critical values c_1…c_K for looks at the increasing information fractions `fractions`
+    (the last normally 1), each spending its increment of the one-sided `alpha`."""
+    return list(_boundaries(tuple(round(float(t), 12) for t in fractions), float(alpha)))
+
+
+@functools.lru_cache(maxsize=256)
+def _boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
+    if any(b <= a for a, b in zip(fractions, fractions[1:])) or not 0 < fractions[0] <= 1:
+        raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
+    t = np.array(fractions)
+    cov = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+    found: list[float] = []
+    spent_before = 0.0
+    stay = 1.0  # P(no boundary crossed at the looks so far), under H0
+    for k, tk in enumerate(t):
+        increment = obrien_fleming_spent(tk, alpha) - spent_before
+        if k == 0:
+            c = float(st.norm.isf(increment))
+        else:
+            mvn = st.multivariate_normal(mean=np.zeros(k + 1), cov=cov[:k + 1, :k + 1])
+            c = (optimize.brentq(_first_crossing, 0.0, 10.0, args=(mvn, found, stay, increment), xtol=1e-6)
+                 if increment > 1e-12 else 10.0)
+        found.append(c)
+        stay = float(st.norm.cdf(c)) if k == 0 else float(
+            st.multivariate_normal(mean=np.zeros(k + 1), cov=cov[:k + 1, :k + 1]).cdf(np.array(found)))
+        spent_before = obrien_fleming_spent(tk, alpha)
+    return tuple(found)
+
+
+def _first_crossing(c: float, mvn, found: list[float], stay: float, increment: float) -> float:
+    """P(the first crossing is at this look, its boundary at `c`) − the α it may spend: the
+    probability of staying through the looks before, less that of staying through this one."""
+    return stay - float(mvn.cdf(np.array([*found, c]))) - increment
+
+
+def sequential_verdict(looks: Sequence[tuple[int, int, int]], total: int, margin: float,
+                       alpha: float = 0.05) -> dict[str, Any]:
+    """The verdict after cumulative looks (n, lost, gained) out of `total` planned items: `pass`
+    or `fail` at the first look whose boundary T crosses, with the look and the items it used;
+    `inconclusive` when none does (by the last look, the whole set, it stays so)."""
+    fractions = [n / total for n, _, _ in looks]
+    crit = boundaries(fractions, alpha / 2)
+    for k, ((n, lost, gained), c) in enumerate(zip(looks, crit)):
+        t = float(tango_statistic(lost, gained, n, -margin))
+        if t >= c or t <= -c:
+            return {"verdict": "pass" if t >= c else "fail", "look": k + 1, "n": n, "statistic": t,
+                    "boundary": c, "fraction": fractions[k]}
+    n, _, _ = looks[-1]
+    return {"verdict": "inconclusive", "look": len(looks), "n": n, "statistic": t, "boundary": crit[-1],
+            "fraction": fractions[-1]}
+
+
+def simulate(p_lost: float, p_gained: float, total: int, look_every: int, margin: float, *,
+             alpha: float = 0.05, reps: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Seeded simulation of `sequential_verdict` for items that are lost with probability
+    `p_lost` and gained with `p_gained`: the share of each verdict and the mean items used."""
+    rng = np.random.default_rng(seed)
+    ns = list(range(look_every, total, look_every)) + [total]
+    crit = np.array(boundaries([n / total for n in ns], alpha / 2))
+    sizes = np.diff([0, *ns])
+    draws = np.stack([rng.multinomial(s, [p_lost, p_gained, 1 - p_lost - p_gained], size=reps) for s in sizes])
+    lost, gained = np.cumsum(draws[..., 0], axis=0), np.cumsum(draws[..., 1], axis=0)  # looks × reps
+    t = tango_statistic(lost, gained, np.array(ns)[:, None], -margin)
+    crossed = (t >= crit[:, None]) | (t <= -crit[:, None])
+    first = np.where(crossed.any(axis=0), crossed.argmax(axis=0), len(ns) - 1)
+    t_stop = t[first, np.arange(reps)]
+    settled = crossed.any(axis=0)
+    verdict_pass = settled & (t_stop >= crit[first])
+    verdict_fail = settled & (t_stop <= -crit[first])
+    return {"pass": float(verdict_pass.mean()), "fail": float(verdict_fail.mean()),
+            "inconclusive": float((~settled).mean()), "mean_items": float(np.array(ns)[first].mean())}
