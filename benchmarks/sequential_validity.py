@@ -1,0 +1,84 @@
+"""Sequential against fixed-sample verdicts on real records: how often each design passes, fails
+or stays inconclusive, and how many items the sequential one uses.
+
+Variants are planted on the baseline's own per-sample records as benchmarks/gate_validity.py
+plants them (a null at a discordance, a loss of R points on top of it). Each replicate serves the
+items in a seeded random order and looks every `--look` items: the sequential verdict
+(pipeline.stats.sequential: alpha spending over Tango's statistic) stops at the first look whose
+boundary it crosses; the fixed-sample verdict reads the whole set. The criterion is overall
+accuracy against `--margin` (the default profile's 3 points); per-slice criteria are the next step.
+
+    python benchmarks/sequential_validity.py --records results/baseline/samples.jsonl
+    python benchmarks/sequential_validity.py --records <real project>/results/baseline/samples.jsonl --reps 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from gate_validity import simulate as plant  # noqa: E402
+
+from pipeline.stats.noninferiority import noninferiority  # noqa: E402
+from pipeline.stats.sequential import sequential_verdict  # noqa: E402
+
+
+def replicate(records: list[dict], rng, *, discordance: float, loss: float, look: int, margin: float,
+              alpha: float) -> tuple[str, str, int]:
+    base = np.array([r["score"] >= 1.0 for r in records])
+    new = plant(records, rng, discordance=discordance, extra_loss=loss) >= 1.0
+    order = rng.permutation(len(records))
+    lost = np.cumsum(base[order] & ~new[order])
+    gained = np.cumsum(~base[order] & new[order])
+    total = len(records)
+    ns = list(range(look, total, look)) + [total]
+    seq = sequential_verdict([(n, int(lost[n - 1]), int(gained[n - 1])) for n in ns], total, margin, alpha)
+    fixed = noninferiority(int(lost[-1]), int(gained[-1]), total, margin, alpha, power=None)["verdict"]
+    return seq["verdict"], fixed, seq["n"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=Path, default=ROOT / "results" / "baseline" / "samples.jsonl")
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--look", type=int, default=250, help="items between looks")
+    ap.add_argument("--margin", type=float, default=0.03)
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    records = [json.loads(x) for x in a.records.read_text(encoding="utf-8").splitlines() if x.strip()]
+    acc = float(np.mean([r["score"] >= 1.0 for r in records]))
+    print(f"{a.records}: {len(records)} items, accuracy {acc:.3f}; looks every {a.look}, margin "
+          f"{100 * a.margin:g} pts, {a.reps} replicates per scenario\n")
+    print(f"{'scenario':28s} {'sequential pass/fail/inc':26s} {'fixed pass/fail/inc':22s} {'items used':>11s}")
+    rows = []
+    for name, d, loss in (("null d=0.5%", 0.005, 0.0), ("null d=2%", 0.02, 0.0), ("null d=5%", 0.05, 0.0),
+                          ("at the margin, d=2%", 0.02, a.margin), ("-5 pts, d=2%", 0.02, 0.05)):
+        rng = np.random.default_rng(len(rows) + 1)  # seeded per scenario
+        t0 = time.time()
+        got = [replicate(records, rng, discordance=d, loss=loss, look=a.look, margin=a.margin, alpha=a.alpha)
+               for _ in range(a.reps)]
+        share = {design: {v: sum(g[i] == v for g in got) / a.reps for v in ("pass", "fail", "inconclusive")}
+                 for i, design in enumerate(("sequential", "fixed"))}
+        items = float(np.mean([g[2] for g in got]))
+        rows.append({"scenario": name, "discordance": d, "loss": loss, **share, "mean_items": items,
+                     "items": len(records), "seconds": round(time.time() - t0, 1)})
+        seq, fixed = ("/".join(f"{100 * share[design][v]:.1f}" for v in ("pass", "fail", "inconclusive"))
+                      for design in ("sequential", "fixed"))
+        print(f"{name:28s} {seq:26s} {fixed:22s} {items:8.0f} ({100 * items / len(records):.0f}%)")
+    if a.json:
+        a.json.write_text(json.dumps({"records": str(a.records), "look": a.look, "margin": a.margin,
+                                      "reps": a.reps, "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
