@@ -3,6 +3,7 @@ user opted in (`model.trust_remote_code: true` in params.yaml)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -31,8 +32,6 @@ def stored_dtype(path: Path | str, dtype: str = "auto") -> str:
     (config.json's dtype / torch_dtype; float32 when it names none, as transformers does)."""
     if dtype != "auto":
         return dtype
-    import json
-
     cfg = json.loads((Path(path) / "config.json").read_text())
     return str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32").removeprefix("torch.")
 

@@ -4,8 +4,10 @@ waited for as a whole, and who listens on a port."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -31,8 +33,6 @@ def _term_when_parent_dies() -> None:
     elsewhere). Linux sends it when the *thread* that started the child ends: start long-lived
     children from a thread that outlives them."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -65,8 +65,6 @@ def stage_dies_with_launcher() -> None:
     _term_when_parent_dies()
     launcher = _launcher()
     if launcher is not None and launcher[0] != os.getppid():
-        import threading
-
         threading.Thread(target=_watch, args=launcher, name="launcher-watch", daemon=True).start()
 
 

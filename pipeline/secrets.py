@@ -16,6 +16,8 @@ import functools
 import re
 from typing import Any
 
+import yaml
+
 MASK = "***"
 # Keys (in params, settings, JSON) whose values are secrets, whatever the value looks like: by
 # the words of the key (`hf_token`, `apiKey`, `db-password`), not substrings (`max_tokens`).
@@ -111,6 +113,4 @@ def mask_tree(obj: Any, *, path: tuple[str, ...] = ()) -> Any:
 
 def mask_yaml(text: str) -> str:
     """A YAML document (params.yaml) with every secret masked, as YAML again."""
-    import yaml
-
     return yaml.safe_dump(mask_tree(yaml.safe_load(text)), sort_keys=False, allow_unicode=True)

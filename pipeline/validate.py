@@ -63,7 +63,7 @@ def validate_project(params_path: Path, *, root: Path | None = None) -> list[Pro
     problems += [p for r in recipes.values() for p in r.problems]
     problems += _check_model_shapes(doc, root, recipes)
     problems += _check_presets(doc, root)
-    problems += _check_mlx_rope(doc, root)
+    problems += _check_base_model(doc, root)
     problems += _check_lm_eval_code(doc, root)
     logger.debug("validated %s: %d problems", params_path, len(problems))
     return problems
@@ -254,25 +254,15 @@ def _external_group_size(backend, recipe_path: Path) -> int | None:
     return backend.group_size(recipe) if isinstance(recipe, dict) else None
 
 
-def _check_mlx_rope(doc: YamlDoc, root: Path) -> list[Problem]:
-    """mlx-lm reads only a top-level rope_theta/rope_scaling: a rope_type other than default in
-    rope_parameters would be silently ignored (refused); a theta only there is copied to the
-    artifact's top level by the mlx backend (a note, see `notes`)."""
-    users = [name for name, v in _variants(doc) if v.get("backend") == "mlx" or v.get("engine") == "mlx"]
+def _check_base_model(doc: YamlDoc, root: Path) -> list[Problem]:
+    """What each variant's backend could not carry faithfully of the base model's config.json
+    (`Backend.base_model_problems`: MLX refuses a RoPE scaling mlx-lm would ignore)."""
     config = _model_config(doc, root)
-    if not users or config is None:
+    if config is None:
         return []
-    from pipeline.quantize.mlx import rope_problems
-
-    found, _ = rope_problems(config, "config.json")
-    return [doc.problem(("variants", name, "backend"),
-                        f"the base model's rope_parameters.rope_type is "
-                        f"{config.get('text_config', config)['rope_parameters'].get('rope_type')!r}: "
-                        "mlx-lm would ignore this RoPE scaling and generate with plain RoPE "
-                        "(different outputs, no error)",
-                        "serve this model with another backend and engine (vLLM, llama.cpp); MLX "
-                        "variants need rope_type 'default'")
-            for name in users for _ in found[:1]]
+    return [doc.problem(("variants", name, "backend"), what, fix)
+            for name, v in _variants(doc) if v.get("backend") in backends()
+            for what, fix in get_backend(str(v["backend"])).base_model_problems(dict(config))]
 
 
 def _model_config(doc: YamlDoc, root: Path) -> Mapping[str, Any] | None:

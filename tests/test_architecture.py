@@ -170,10 +170,7 @@ def test_a_private_import_is_caught(tmp_path):
 # Logic that branches on a plug-in's name outside the plug-in: each file with how many such
 # comparisons it still has. What differs per engine, backend or format belongs to the plug-in (a
 # method or attribute); this table may only shrink, and a file leaves it at zero.
-NAME_BRANCHES = {
-    "pipeline/evaluate/divergence.py": 2,
-    "pipeline/validate.py": 2,
-}
+NAME_BRANCHES: dict[str, int] = {}
 PLUGIN_FILES = re.compile(r"pipeline/(engines/[a-z_]+|quantize/(llamacpp|llmcompressor|mlx|gptqmodel|modelopt|"
                           r"autoawq)[a-z_]*)\.py$")
 
@@ -240,17 +237,12 @@ LAZY_DEPENDENCIES = {
     "modelopt": "the backend's own environment", "awq": "the backend's own environment",
     "gptqmodel": "the backend's own environment", "conversion": "llama.cpp's converter, on its own path",
 }
-# Lazy imports of the standard library or the core dependencies, left to move to the top (this
-# table only shrinks; the Ray task imports on the node it runs on; quantize/base.py runs in the
-# backends' own environments too, where its module level imports the standard library only). The
+# Lazy imports of the standard library or the core dependencies that stay: the Ray task imports
+# on the node it runs on; quantize/base.py runs in the backends' own environments too, where its
+# module level imports the standard library only (tests/quantize/test_external.py). The
 # package's own modules may be imported inside a function: the command line's start-up (`qpipe
 # --help` imports no stage), or a module that pulls one of the dependencies above in.
-STDLIB_LAZY_LEFT = {
-    "pipeline/engines/base.py": 1, "pipeline/engines/openai.py": 1, "pipeline/evaluate/divergence.py": 1,
-    "pipeline/evaluate/gate_calibration.py": 1, "pipeline/evaluate/harness.py": 2, "pipeline/models.py": 1,
-    "pipeline/orchestrate/ray_executor.py": 2, "pipeline/processes.py": 2, "pipeline/quantize/base.py": 1,
-    "pipeline/secrets.py": 1,
-}
+STDLIB_LAZY_LEFT = {"pipeline/orchestrate/ray_executor.py": 2, "pipeline/quantize/base.py": 1}
 
 
 def lazy_imports(root: Path) -> tuple[dict[str, int], dict[str, list[str]]]:

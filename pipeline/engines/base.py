@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -65,6 +66,16 @@ class Engine(ABC):
         self.tokenizer_dir, self.url = tokenizer_dir, url
         # set by whoever starts several replicas: what this one's environment adds (its GPUs)
         self.extra_env: dict[str, str] = {}
+
+    # The teacher-forced passes (divergence) load an artifact in transformers; an engine whose
+    # format transformers does not load as written gives a dequantized copy, and says how.
+    dequantize_note: ClassVar[str | None] = None
+
+    @classmethod
+    def dequantized_copy(cls, artifact: Path, out: Path, settings: dict[str, Any]) -> Path | None:
+        """A copy of `artifact` under `out` that transformers loads with the same weights; None:
+        transformers loads the artifact itself."""
+        return None
 
     @classmethod
     def cpu_share_environment(cls, cores: list[int]) -> dict[str, str]:
@@ -182,8 +193,6 @@ class ServerEngine(Engine):
     def portable_command(self, model_dir: Path, *, as_name: str = "model", port: int = 8000) -> str:
         """The exact command line this engine runs, with the model at `as_name` and a fixed
         port, as one shell line (environment settings first): what a handoff bundle states."""
-        import shlex
-
         saved, self.port = self.port, port
         try:
             args = [a.replace(str(model_dir), as_name) for a in self.arguments()]

@@ -112,6 +112,11 @@ class MlxEngine(ServerEngine):
     formats: ClassVar[frozenset[str]] = frozenset({"mlx"})
     serving: ClassVar[bool] = False
     speed_note: ClassVar[str] = SPEED_NOTE
+    dequantize_note: ClassVar[str | None] = "MLX: the artifact's weights dequantized by mlx_lm.convert --dequantize"
+
+    @classmethod
+    def dequantized_copy(cls, artifact: Path, out: Path, settings: dict[str, Any]) -> Path:
+        return dequantize(artifact, out, settings)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -4,6 +4,7 @@ not ours to read, so the kernel is whatever the operator states in the variant's
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 import httpx
@@ -35,8 +36,6 @@ class OpenAIEndpoint(ServerEngine):
         headers = {}
         key_env = self.settings.get("api_key_env")
         if key_env:
-            import os
-
             if not os.environ.get(str(key_env)):
                 raise EngineError(f"engine 'openai': the environment variable {key_env} (the "
                                   "variant's api_key_env) is not set — fix: export it")

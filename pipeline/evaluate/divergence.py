@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ import numpy as np
 
 from pipeline import progress
 from pipeline.stage_params import Declared
+from pipeline.engines.base import Engine, get_engine
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
@@ -70,24 +72,20 @@ def torch_device(setting: str) -> str:
     return setting
 
 
-def load_reference(artifact: Path, *, mlx_settings: dict[str, Any] | None = None,
+def load_reference(artifact: Path, *, engine: type[Engine] | None = None, settings: dict[str, Any] | None = None,
                    device: str = "cpu"):
-    """The artifact's weights in transformers, float32, on `device` (GGUF: dequantized; an MLX
-    checkpoint, config.json `quantization`: dequantized by MLX-LM first, with `mlx_settings`)."""
-    return _load(artifact, mlx_settings).to(torch_device(device))
+    """The artifact's weights in transformers, float32, on `device` (GGUF: dequantized; a format
+    transformers does not load as written: the copy its `engine` dequantizes, with `settings`)."""
+    return _load(artifact, engine, settings or {}).to(torch_device(device))
 
 
-def _load(artifact: Path, mlx_settings: dict[str, Any] | None):
+def _load(artifact: Path, engine: type[Engine] | None, settings: dict[str, Any]):
     import torch
     from transformers import AutoModelForCausalLM
 
-    if mlx_settings is not None:
-        import tempfile
-
-        from pipeline.engines.mlx import dequantize
-
-        with tempfile.TemporaryDirectory(prefix="qpipe-divergence-mlx-") as tmp:
-            copy = dequantize(artifact, Path(tmp) / "model", mlx_settings)
+    with tempfile.TemporaryDirectory(prefix="qpipe-divergence-") as tmp:
+        copy = engine.dequantized_copy(artifact, Path(tmp) / "model", settings) if engine else None
+        if copy is not None:
             return AutoModelForCausalLM.from_pretrained(copy, local_files_only=True,
                                                         dtype=torch.float32).eval()
     ggufs = sorted(artifact.glob("*.gguf"))
@@ -198,8 +196,10 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     base_dir, var_dir = layout.artifact(baseline), layout.artifact(name)
     manifest = require_verified(var_dir)  # the bytes measured are the bytes that ship, or nothing
     fmt = params.variants[name].format
-    if fmt == "mlx":
-        result["method"] += "; MLX: the artifact's weights dequantized by mlx_lm.convert --dequantize"
+    engine_name = params.variants[name].engine or params.engines.formats.get(fmt)
+    engine = get_engine(engine_name) if engine_name else None
+    if engine is not None and engine.dequantize_note:
+        result["method"] += f"; {engine.dequantize_note}"
     if fmt not in LOADABLE:
         result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
                                              f"without its own library (measured: {', '.join(LOADABLE)})"}
@@ -210,8 +210,9 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     tf = rp.teacher_forced(params, layout, tokenizer)
     stored = None if same else rp.load(params, layout, base_sha, tf)
     try:
-        variant = load_reference(var_dir, mlx_settings=params.engines.mlx.model_dump() if fmt == "mlx" else None,
-                                 device=params.divergence.device)
+        section = getattr(params.engines, engine_name, None) if engine_name else None
+        variant = load_reference(var_dir, engine=engine, device=params.divergence.device,
+                                 settings=section.model_dump() if section is not None else None)
         # the reference model itself only where its passes are not stored (an architecture with
         # a step after the LM head)
         base = variant if same else load_reference(base_dir, device=params.divergence.device) \

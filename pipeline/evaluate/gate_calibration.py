@@ -28,6 +28,7 @@ Nothing in the output depends on the run (no times): unchanged inputs keep its D
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from typing import Any
 
@@ -200,8 +201,6 @@ def _method(cfg, max_tokens: int) -> str:
 
 def load(layout: Layout) -> dict[str, Any] | None:
     """The stage's output, or None where it was not run."""
-    import json
-
     path = layout.gate_calibration / FILE
     if not path.is_file():
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import shutil
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -137,9 +139,6 @@ class MemorySampler:
 
 def gpu_memory() -> dict[str, Any] | None:
     """Used GPU memory per device, where nvidia-smi exists (engines hold it outside our process)."""
-    import shutil
-    import subprocess
-
     if not shutil.which("nvidia-smi"):
         return None
     out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.used,memory.total",

@@ -126,6 +126,11 @@ class Backend(ABC):
                              f"use a group size in {recipe_path} that divides {value} (e.g. 32 or 64)"))
         return problems
 
+    def base_model_problems(self, config: dict[str, Any]) -> list[tuple[str, str]]:
+        """(what, fix) for each thing of the base model's config.json this backend's artifacts
+        could not carry faithfully (`qpipe validate`, before anything runs); none by default."""
+        return []
+
     def load_check(self, out_dir: Path, *, msgs: list[dict[str, str]], model_dir: Path,
                    new_tokens: int) -> dict[str, Any] | None:
         """Reload the artifact with the format's own in-process loader and answer `msgs` with a

@@ -170,6 +170,17 @@ class MlxBackend(ExternalBackend):
                              "unquantized", fix))
         return problems
 
+    def base_model_problems(self, config: dict[str, Any]) -> list[tuple[str, str]]:
+        """mlx-lm reads only a top-level rope_theta/rope_scaling: a rope_type other than default
+        in rope_parameters would be silently ignored (refused); a theta only there is copied to
+        the artifact's top level by this backend (a note, `handled_notes`)."""
+        found, _ = rope_problems(config, "config.json")
+        rope = config.get("text_config", config).get("rope_parameters") or {}
+        return [(f"the base model's rope_parameters.rope_type is {rope.get('rope_type')!r}: mlx-lm would "
+                 "ignore this RoPE scaling and generate with plain RoPE (different outputs, no error)",
+                 "serve this model with another backend and engine (vLLM, llama.cpp); MLX variants "
+                 "need rope_type 'default'")] if found else []
+
     def recipe_problems(self, req: QuantizeRequest, recipe: dict[str, Any]) -> list[str]:
         if req.scheme not in MLX_SCHEMES:
             return [f"{req.variant}: backend mlx does not do scheme {req.scheme}"]
