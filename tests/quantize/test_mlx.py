@@ -276,10 +276,11 @@ def test_divergence_loads_the_mlx_artifacts_weights_into_transformers(mlx_projec
     the demo model is there, each within the 4-bit rounding of the original and none equal to it."""
     import torch
 
+    from pipeline.engines.base import get_engine
     from pipeline.evaluate.divergence import load_reference
 
     root, _, _, _ = mlx_project
-    variant = load_reference(root / "artifacts" / "mlx_q4", mlx_settings={}).state_dict()
+    variant = load_reference(root / "artifacts" / "mlx_q4", engine=get_engine("mlx"), settings={}).state_dict()
     base = load_reference(DEMO).state_dict()
     assert set(variant) == set(base)
     w = "model.layers.0.mlp.down_proj.weight"
