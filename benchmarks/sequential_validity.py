@@ -57,7 +57,7 @@ def main() -> None:
     a = ap.parse_args()
     records = [json.loads(x) for x in a.records.read_text(encoding="utf-8").splitlines() if x.strip()]
     acc = float(np.mean([r["score"] >= 1.0 for r in records]))
-    print(f"{a.records}: {len(records)} items, accuracy {acc:.3f}; looks every {a.look}, margin "
+    print(f"{a.records.name}: {len(records)} items, accuracy {acc:.3f}; looks every {a.look}, margin "
           f"{100 * a.margin:g} pts, {a.reps} replicates per scenario\n")
     print(f"{'scenario':28s} {'sequential pass/fail/inc':26s} {'fixed pass/fail/inc':22s} {'items used':>11s}")
     rows = []
@@ -76,7 +76,7 @@ def main() -> None:
                       for design in ("sequential", "fixed"))
         print(f"{name:28s} {seq:26s} {fixed:22s} {items:8.0f} ({100 * items / len(records):.0f}%)")
     if a.json:
-        a.json.write_text(json.dumps({"records": str(a.records), "look": a.look, "margin": a.margin,
+        a.json.write_text(json.dumps({"records": a.records.name, "look": a.look, "margin": a.margin,
                                       "reps": a.reps, "rows": rows}, indent=2) + "\n")
 
 
