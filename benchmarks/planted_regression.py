@@ -82,6 +82,18 @@ def forced(base, variant, seqs: list[tuple[list[int], list[int]]], batch: int):
     return rows
 
 
+def write_json(args, limits, base_acc, n, max_tokens, results) -> None:
+    if not args.json:
+        return
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.json.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"model": args.model.name, "kl_limits": limits,
+                               "baseline_accuracy": float(base_acc.mean()), "n": n,
+                               "max_tokens": max_tokens, "device": args.device,
+                               "variants": results}, indent=1) + "\n")
+    tmp.replace(args.json)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scales", type=float, nargs="+", default=[0.0, 0.005, 0.08])
@@ -141,38 +153,41 @@ def main() -> None:
     print(f"baseline: accuracy {base_acc.mean():.4f} on {len(items)} items ({time.time() - t0:.0f} s, "
           f"{args.device})", flush=True)
     results = []
-    for scale in args.scales:
-        for seed in ([0] if scale == 0 else range(1, args.seeds + 1)):
-            t1 = time.time()
-            var = perturbed(base, scale, seed)
-            acc = accuracy_of(generate(var, tok, prompts, max_tokens, args.batch))
-            n, lost, gained = int(len(acc)), int(((base_acc == 1) & (acc == 0)).sum()), \
-                int(((base_acc == 0) & (acc == 1)).sum())
-            lo, hi = ni.tango_interval(lost, gained, n, 0.95)
-            along = forced(base, var, list(zip(prompts, base_out)), args.batch)
-            gold = forced(base, var, list(zip(prompts, refs)), args.batch)
-            rows = [{"kl": a.get("kl", []), "top1_agree": a.get("top1_agree", 0),
-                     **({"ref_loglik_delta": (g["ll_var"] - g["ll_base"]) / g["tokens"]} if g else {})}
-                    for a, g in zip(along, gold)]
-            sig = summarize(rows, n_boot=2000, seed=seed)
-            kld_verdicts = {prof: judge(sig["kld_item_mean_ci"], lim) if lim["status"] == "gating"
-                            else "diagnostic" for prof, lim in limits.items()} or \
-                {prof: "diagnostic" for prof in PROFILES}
-            r = {"scale": scale, "seed": seed, "accuracy": round(float(acc.mean()), 5),
-                 "delta": round(float(acc.mean() - base_acc.mean()), 5), "lost": lost, "gained": gained,
-                 "delta_ci": [round(lo, 5), round(hi, 5)], "kld_item_mean": sig["kld_item_mean"],
-                 "kld_item_mean_ci": sig["kld_item_mean_ci"], "top1_agreement": sig["top1_agreement"],
-                 "ref_loglik_delta": sig["ref_loglik_delta"], "ref_loglik_delta_ci": sig["ref_loglik_delta_ci"],
-                 "kld_verdict": kld_verdicts, "seconds": round(time.time() - t1, 1)}
-            results.append(r)
-            print(f"scale {scale:<7g} seed {seed}: Δacc {100 * r['delta']:+.2f} pt "
-                  f"[{100 * lo:+.2f}, {100 * hi:+.2f}] ({lost} lost, {gained} gained) · "
-                  f"KL {r['kld_item_mean']:.2e} [{r['kld_item_mean_ci'][0]:.2e}, "
-                  f"{r['kld_item_mean_ci'][1]:.2e}] · top-1 {r['top1_agreement']:.4f} · "
-                  f"Δref-ll {r['ref_loglik_delta']:+.4f} [{r['ref_loglik_delta_ci'][0]:+.4f}, "
-                  f"{r['ref_loglik_delta_ci'][1]:+.4f}] · KL gate "
-                  f"{'/'.join(v[0].upper() for v in kld_verdicts.values())} ({r['seconds']:.0f} s)",
-                  flush=True)
+    # seed-major, so a run cut short still holds every scale; the JSON is rewritten after each variant
+    plan = [(scale, seed) for seed in range(0, args.seeds + 1) for scale in args.scales
+            if (seed == 0) == (scale == 0)]
+    for scale, seed in plan:
+        t1 = time.time()
+        var = perturbed(base, scale, seed)
+        acc = accuracy_of(generate(var, tok, prompts, max_tokens, args.batch))
+        n, lost, gained = int(len(acc)), int(((base_acc == 1) & (acc == 0)).sum()), \
+            int(((base_acc == 0) & (acc == 1)).sum())
+        lo, hi = ni.tango_interval(lost, gained, n, 0.95)
+        along = forced(base, var, list(zip(prompts, base_out)), args.batch)
+        gold = forced(base, var, list(zip(prompts, refs)), args.batch)
+        rows = [{"kl": a.get("kl", []), "top1_agree": a.get("top1_agree", 0),
+                 **({"ref_loglik_delta": (g["ll_var"] - g["ll_base"]) / g["tokens"]} if g else {})}
+                for a, g in zip(along, gold)]
+        sig = summarize(rows, n_boot=2000, seed=seed)
+        kld_verdicts = {prof: judge(sig["kld_item_mean_ci"], lim) if lim["status"] == "gating"
+                        else "diagnostic" for prof, lim in limits.items()} or \
+            {prof: "diagnostic" for prof in PROFILES}
+        r = {"scale": scale, "seed": seed, "accuracy": round(float(acc.mean()), 5),
+             "delta": round(float(acc.mean() - base_acc.mean()), 5), "lost": lost, "gained": gained,
+             "delta_ci": [round(lo, 5), round(hi, 5)], "kld_item_mean": sig["kld_item_mean"],
+             "kld_item_mean_ci": sig["kld_item_mean_ci"], "top1_agreement": sig["top1_agreement"],
+             "ref_loglik_delta": sig["ref_loglik_delta"], "ref_loglik_delta_ci": sig["ref_loglik_delta_ci"],
+             "kld_verdict": kld_verdicts, "seconds": round(time.time() - t1, 1)}
+        results.append(r)
+        print(f"scale {scale:<7g} seed {seed}: Δacc {100 * r['delta']:+.2f} pt "
+              f"[{100 * lo:+.2f}, {100 * hi:+.2f}] ({lost} lost, {gained} gained) · "
+              f"KL {r['kld_item_mean']:.2e} [{r['kld_item_mean_ci'][0]:.2e}, "
+              f"{r['kld_item_mean_ci'][1]:.2e}] · top-1 {r['top1_agreement']:.4f} · "
+              f"Δref-ll {r['ref_loglik_delta']:+.4f} [{r['ref_loglik_delta_ci'][0]:+.4f}, "
+              f"{r['ref_loglik_delta_ci'][1]:+.4f}] · KL gate "
+              f"{'/'.join(v[0].upper() for v in kld_verdicts.values())} ({r['seconds']:.0f} s)",
+              flush=True)
+        write_json(args, limits, base_acc, len(items), max_tokens, results)
     print("\nper scale (KL gate: how often the criterion does NOT pass, i.e. blocks; fails in brackets; "
           f"profiles {', '.join(PROFILES)}):")
     for scale in args.scales:
@@ -186,12 +201,6 @@ def main() -> None:
             failed = sum(r["kld_verdict"][prof] == "fail" for r in rs)
             line += f" {prof} {blocked}/{len(rs)} ({failed})"
         print(line)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"model": str(args.model), "kl_limits": limits,
-                                         "baseline_accuracy": float(base_acc.mean()), "n": len(items),
-                                         "max_tokens": max_tokens, "device": args.device,
-                                         "variants": results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
