@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from pipeline.contracts.files import COMPARISON
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class Layout:
 
     @property
     def comparison(self) -> Path:
-        return self.reports / "comparison.json"
+        return self.reports / COMPARISON
 
     @property
     def handoff(self) -> Path:

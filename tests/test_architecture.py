@@ -28,8 +28,9 @@ KERNELS = {"artifacts", "contracts", "engines", "stats", "tracking", "config", "
 # runs the stages' commands) call into stages.
 ORCHESTRATION = {"cli.py", "validate.py", "environments.py", "orchestrate"}
 # Kernels with a narrower rule of their own.
-# manifest + verify depend on nothing else; the contracts (typed files between stages) neither
-ONLY = {"artifacts": {"errors.py", "io.py"}, "contracts": {"errors.py", "io.py"}}
+# manifest + verify depend on nothing but the contracts' file names and schema ids; the contracts
+# (typed files between stages) on nothing else
+ONLY = {"artifacts": {"errors.py", "io.py", "contracts"}, "contracts": {"errors.py", "io.py"}}
 
 # Modules still over the size limit, each with the line count it may not grow past; a module
 # split below its limit leaves this table, and a new one never enters it.
@@ -289,3 +290,50 @@ def test_a_lazy_standard_import_is_caught(tmp_path):
     assert lazy_imports(root) == ({"pipeline/a.py": 1}, {})
     (root / "a.py").write_text("def f():\n    import json\n    return json\n")
     assert lazy_imports(root) == ({}, {"pipeline/a.py": ["json"]})
+
+
+# ---------------------------------------------------------------- one place per file name and schema id
+
+def spelled_outside_files(root: Path) -> list[str]:
+    """Every string in the package equal to a hand-off file's name or shaped like a schema id,
+    outside pipeline/contracts/files.py: each must be imported from there."""
+    import ast
+
+    from pipeline.contracts import files
+
+    names = {v for k, v in vars(files).items() if k.isupper() and isinstance(v, str)}
+    names |= set(files.PLOTS.values())
+    schema = re.compile(r"qpipe\.[a-z0-9-]+/v[0-9]+")
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel == "pipeline/contracts/files.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                    node.value in names or schema.fullmatch(node.value)):
+                found.append(f"{rel}:{node.lineno} {node.value!r}")
+    return found
+
+
+def test_file_names_and_schema_ids_are_spelled_in_one_place():
+    found = spelled_outside_files(REPO / "pipeline")
+    assert found == [], "import these from pipeline.contracts.files:\n" + "\n".join(found)
+
+
+def test_a_second_spelling_is_caught(tmp_path):
+    root = tmp_path / "pipeline"
+    root.mkdir()
+    (root / "a.py").write_text('X = "metrics.json"\nY = "qpipe.new-thing/v2"\nZ = "other.json"\n')
+    assert spelled_outside_files(root) == ["pipeline/a.py:1 'metrics.json'", "pipeline/a.py:2 'qpipe.new-thing/v2'"]
+
+
+def test_every_contract_names_its_file_and_schema():
+    from pipeline import contracts
+    from pipeline.contracts import files
+
+    classes = [c for c in vars(contracts).values()
+               if isinstance(c, type) and issubclass(c, contracts.Contract) and c is not contracts.Contract]
+    assert len(classes) >= 7
+    for c in classes:
+        assert c.SCHEMA in vars(files).values() and c.FILE in vars(files).values(), c.__name__

@@ -20,10 +20,10 @@ from pathlib import Path, PurePosixPath
 
 from pipeline.io import file_sha256
 from pipeline.errors import QpipeError
+from pipeline.contracts.files import ARTIFACT_SCHEMA, MANIFEST, SHA256SUMS
 
-MANIFEST = "manifest.json"
-SUMS = "SHA256SUMS"
-SCHEMA = "qpipe.artifact/v1"
+SUMS = SHA256SUMS
+SCHEMA = ARTIFACT_SCHEMA
 _SELF = {MANIFEST, SUMS}
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline.io import write_json
+from pipeline.contracts.files import QUANTIZE_RUN_SCHEMA
 
-SCHEMA = "qpipe.quantize-run/v1"
+SCHEMA = QUANTIZE_RUN_SCHEMA
 
 
 def is_run_fact(key: str) -> bool:

@@ -39,9 +39,10 @@ from pipeline.io import atomic_dirs, write_json
 from pipeline.processes import gated, wait_until_alone
 from pipeline.stage_params import Declared
 from pipeline.layout import Layout
+from pipeline.contracts.files import BENCH, BENCH_SCHEMA, MANIFEST
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.bench/v3"  # v3: `twins` maps a variant to {as, why}; ratios carry measured_as
+SCHEMA = BENCH_SCHEMA  # v3: `twins` maps a variant to {as, why}; ratios carry measured_as
 PARAMS = Declared("bench", "model", "engines", "bench", "variants")
 
 
@@ -247,7 +248,7 @@ def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, p
     # seconds the prepared engines waited for the stages beside them (None: started alone); their
     # startup_seconds then include that contention, no other figure does
     result["waited_alone_s"] = waited
-    write_json(staging / "bench.json", result)
+    write_json(staging / BENCH, result)
     return result
 
 
@@ -264,7 +265,7 @@ def _result(params, cfg, names, left_out, measurements, bandwidth, layout: Layou
             twins: dict[str, dict[str, Any]]) -> dict[str, Any]:
     from pipeline.contracts import ArtifactManifest
 
-    sizes = {n: weight_bytes(ArtifactManifest.load(layout.artifact(n) / "manifest.json").dump())
+    sizes = {n: weight_bytes(ArtifactManifest.load(layout.artifact(n) / MANIFEST).dump())
              for n in [*names, *twins]}
     measured = ratios(measurements, params.baseline, sizes, bandwidth)
     for twin, same in twins.items():

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.layout import Layout
+from pipeline.contracts.files import MANIFEST, SHA256SUMS
 
 # files of an artifact that no engine reads: the manifest, its checksums, the importance matrix
-NOT_SERVED = ("manifest.json", "SHA256SUMS")
+NOT_SERVED = (MANIFEST, SHA256SUMS)
 # GGUF metadata that records where an importance matrix came from, not what is computed
 PROVENANCE_KEYS = ("quantize.imatrix.",)
 
@@ -77,7 +78,7 @@ def distinct_computations(params, layout: Layout, names: list[str]) -> tuple[lis
     sha: dict[str, str] = {}
     keep, twins = [], {}
     for n in names:
-        sha[n] = ArtifactManifest.load(layout.artifact(n) / "manifest.json").content_sha256
+        sha[n] = ArtifactManifest.load(layout.artifact(n) / MANIFEST).content_sha256
         how = json.dumps([params.engine_for(n), params.engine_settings(n)], sort_keys=True, default=str)
         key = compute_signature(layout.artifact(n)) + hashlib.sha256(how.encode()).hexdigest()
         if key in first:

@@ -38,6 +38,7 @@ from pipeline.stage_params import Declared
 from pipeline.contracts import CalibrationCard
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
 from pipeline.layout import Layout
+from pipeline.contracts.files import CALIBRATION_POOL, CARD, CARD_MD, EVALSET_ITEMS, IMATRIX, REPORT, SAMPLES
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ def run(params, layout: Layout, set_name: str) -> dict:
     pool = functools.partial(_pool, workers=worker_count(params.split.workers),
                              initargs=(tokenizer, cs, dd.near_threshold, dd.num_perm))
     if n_general < cs.num_samples:
-        paths["business"] = data_dir / "pools" / "calibration.jsonl"
+        paths["business"] = data_dir / "pools" / CALIBRATION_POOL
         inputs["calibration_pool"] = file_sha256(paths["business"])
         items, found = _scan(paths["business"], "business", pool, edges, counters)
         where |= found
@@ -243,23 +244,23 @@ def run(params, layout: Layout, set_name: str) -> dict:
     with atomic_dirs(layout.calibration_sets, [set_name]) as staged:
         d = staged[set_name]
         public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in selected]
-        with (d / "samples.jsonl").open("w", encoding="utf-8") as fh:
+        with (d / SAMPLES).open("w", encoding="utf-8") as fh:
             fh.writelines(jsonl_line(r) for r in public)
-        card["content_sha256"] = file_sha256(d / "samples.jsonl")
+        card["content_sha256"] = file_sha256(d / SAMPLES)
         _write_parquet(d / "data.parquet", public)
-        (d / "imatrix.txt").write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
+        (d / IMATRIX).write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
         # every file a quantizer reads, by hash: the quantize stage checks them before use
         card["files_sha256"] = {n: file_sha256(d / n) for n in CONSUMED}
         card = CalibrationCard.model_validate(card).dump()  # the contract, with its schema id
-        write_json(d / "card.json", card)
-        (d / "card.md").write_text(card_markdown(card), encoding="utf-8")
+        write_json(d / CARD, card)
+        (d / CARD_MD).write_text(card_markdown(card), encoding="utf-8")
     log.info("calibration set %s: %d samples, sha256 %s", set_name, len(public), card["content_sha256"][:12])
     return card
 
 
 # What quantizers read from a calibration set: llm-compressor and the other backends the
 # Parquet rows, llama.cpp's imatrix the text file; samples.jsonl is the set's content hash.
-CONSUMED = ("samples.jsonl", "data.parquet", "imatrix.txt")
+CONSUMED = (SAMPLES, "data.parquet", IMATRIX)
 
 
 def _write_parquet(path: Path, rows: list[dict]) -> None:
@@ -278,7 +279,7 @@ def _pool(fn, items, *, workers: int, initargs: tuple):
 def _overlap_with_eval(data_dir: Path, selected: list[dict], params, pool=None) -> dict:
     """Selected samples that are evaluation items, by id or as exact or near duplicates of an
     evaluation prompt (the split's own dedup keys: same MinHash, bands and bucket keys)."""
-    evalset = data_dir / "evalset" / "evalset.jsonl"
+    evalset = data_dir / "evalset" / EVALSET_ITEMS
     dd = params.split.dedup
     if pool is None:  # one process
         pool = functools.partial(_pool, workers=1, initargs=(None, None, dd.near_threshold, dd.num_perm))
@@ -300,7 +301,7 @@ def _overlap_with_eval(data_dir: Path, selected: list[dict], params, pool=None) 
 
 def _business_provenance(data_dir: Path) -> dict:
     """What the business part of a set went through (sources, PII, rejects, dedup)."""
-    r = json.loads((data_dir / "split" / "report.json").read_text())
+    r = json.loads((data_dir / "split" / REPORT).read_text())
     return {"sources_sha256": r["sources"], "pii": r["pii"],
             "rejects_by_reason": r["ingest"]["rejected_by_reason"],
             "dedup": {k: v for k, v in r["split"].items() if "duplicates" in k}}

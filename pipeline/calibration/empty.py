@@ -14,6 +14,7 @@ from pipeline.contracts import CalibrationCard
 from pipeline.stage_params import Declared
 from pipeline.io import atomic_dirs
 from pipeline.layout import Layout
+from pipeline.contracts.files import CARD
 
 PARAMS = Declared("calibration_none")  # its path comes from the layout; it reads no params
 
@@ -22,7 +23,7 @@ def write_empty_set(parent: Path) -> Path:
     with atomic_dirs(parent, [NO_CALIBRATION]) as staged:
         card = CalibrationCard(name=NO_CALIBRATION, samples=0, content_sha256=None,
                                note="no calibration data: the scheme does not use any").dump()
-        (staged[NO_CALIBRATION] / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+        (staged[NO_CALIBRATION] / CARD).write_text(json.dumps(card, indent=2) + "\n")
     return parent / NO_CALIBRATION
 
 

@@ -7,26 +7,27 @@ from collections import Counter
 from pathlib import Path
 
 from rich.table import Table
+from pipeline.contracts.files import CARD, SAMPLES
 
 
 def set_dir(data_dir: Path, ref: str) -> Path:
     """A set by name (under data/calibration/) or by path."""
     p = Path(ref)
-    if (p / "card.json").is_file():
+    if (p / CARD).is_file():
         return p
     p = data_dir / "calibration" / ref
-    if not (p / "card.json").is_file():
+    if not (p / CARD).is_file():
         raise FileNotFoundError(f"no calibration set {ref!r} ({p}/card.json missing) — fix: "
                                 f"`qpipe calib build {ref}` or `dvc repro calibration@{ref}`")
     return p
 
 
 def _samples(d: Path) -> list[dict]:
-    return [json.loads(line) for line in (d / "samples.jsonl").open(encoding="utf-8")]
+    return [json.loads(line) for line in (d / SAMPLES).open(encoding="utf-8")]
 
 
 def inspect_table(d: Path) -> tuple[dict, Table]:
-    card = json.loads((d / "card.json").read_text())
+    card = json.loads((d / CARD).read_text())
     rows = _samples(d)
     buckets = sorted({r["length_bucket"] for r in rows}, key=_bucket_key)
     t = Table(title=f"{card['name']}: {card['samples']} samples, sha256 {card['content_sha256'][:16]}…")
@@ -49,7 +50,7 @@ def _bucket_key(b: str) -> int:
 
 
 def diff(a: Path, b: Path) -> dict:
-    ca, cb = (json.loads((d / "card.json").read_text()) for d in (a, b))
+    ca, cb = (json.loads((d / CARD).read_text()) for d in (a, b))
     ra, rb = {r["id"]: r for r in _samples(a)}, {r["id"]: r for r in _samples(b)}
     comp = {k: cb["composition"].get(k, 0) - ca["composition"].get(k, 0)
             for k in sorted(set(ca["composition"]) | set(cb["composition"]))}

@@ -39,6 +39,7 @@ from pipeline.contracts import ITEM_SCHEMA, EvalsetCard
 from pipeline.io import atomic_dirs, file_sha256, jsonl_line
 from pipeline.layout import Layout
 from pipeline.models import special_strings
+from pipeline.contracts.files import CALIBRATION_POOL, CARD, DUPLICATES, EVALSET_ITEMS, REJECTS, REPORT
 
 # Names other modules and the tests take from here.
 __all__ = ["dedup_text", "id_key", "length_bucket", "prompt_text", "pseudonym", "run"]
@@ -76,7 +77,7 @@ def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
              for path, display in discover_files([root / s for s in params.data.sources], skipped)]
     job = _scrub_job(params, pii_cfg, key, tokenizer, inline=evalpool is not None)
     with kept_path.open("w", encoding="utf-8") as kept, keys_path.open("wb") as keys, \
-            (tmp / "split" / "rejects.jsonl").open("w", encoding="utf-8") as rejects:
+            (tmp / "split" / REJECTS).open("w", encoding="utf-8") as rejects:
         records = _valid_records(ingestor, files, rejects, first_seen, by_date=params.split.by == "date")
         for scrubbed in scrub_all(records, job, worker_count(params.split.workers)):
             pii_counts.update(scrubbed.counts)
@@ -179,8 +180,8 @@ def run(params, layout: Layout) -> dict:
     inline = _pools_known_while_streaming(params.split)
     with tempfile.TemporaryDirectory(dir=root) as tmp_s, \
             atomic_dirs(out, ["evalset", "pools", "split"]) as staged, \
-            (staged["split"] / "duplicates.jsonl").open("w", encoding="utf-8") as dups, \
-            (staged["evalset"] / "evalset.jsonl").open("w", encoding="utf-8") as ev:
+            (staged["split"] / DUPLICATES).open("w", encoding="utf-8") as dups, \
+            (staged["evalset"] / EVALSET_ITEMS).open("w", encoding="utf-8") as ev:
         tmp = Path(tmp_s)
         (tmp / "split").mkdir()
         dd = params.split.dedup
@@ -190,7 +191,7 @@ def run(params, layout: Layout) -> dict:
         evalpool = _EvalPool(dedup, ev, dups, counts, composition)
         kept_path, keys_path, first_seen = _scrubbed_records(params, root, tmp, report, tokenizer,
                                                              evalpool if inline else None)
-        (tmp / "split" / "rejects.jsonl").replace(staged["split"] / "rejects.jsonl")
+        (tmp / "split" / REJECTS).replace(staged["split"] / REJECTS)
         kept = functools.partial(kept_records, kept_path, keys_path, dedup.n_bands)
         if inline:  # only calibration-pool records were kept for pass 3
             assign = lambda conversation_id: "calibration"  # noqa: E731
@@ -202,7 +203,7 @@ def run(params, layout: Layout) -> dict:
                 evalpool.add(entry)
         ev.close()
         # Pass 3: the calibration pool, deduplicated within itself and against eval.
-        with (staged["pools"] / "calibration.jsonl").open("w", encoding="utf-8") as cal:
+        with (staged["pools"] / CALIBRATION_POOL).open("w", encoding="utf-8") as cal:
             for line in _unique(kept(), assign, "calibration", dedup, dups, counts):
                 counts["calibration"] += 1
                 cal.write(line)  # kept lines are canonical already (jsonl_line)
@@ -218,14 +219,14 @@ def _write_summary(params, staged: dict[str, Path], report: dict, counts: Counte
     report["split"] = dict(sorted(counts.items()))
     if sum(counts.values()) != report["ingest"]["kept"]:  # every kept record is accounted for
         raise RuntimeError(f"split lost records: kept {report['ingest']['kept']}, accounted {dict(counts)}")
-    eval_card = EvalsetCard(content_sha256=file_sha256(staged["evalset"] / "evalset.jsonl"),
+    eval_card = EvalsetCard(content_sha256=file_sha256(staged["evalset"] / EVALSET_ITEMS),
                             samples=counts["eval"], slices=dict(sorted(composition.items())),
                             length_buckets=edges, tokenizer=str(params.model.path),
                             items=ITEM_SCHEMA).dump()
-    (staged["evalset"] / "card.json").write_text(json.dumps(eval_card, indent=2) + "\n")
+    (staged["evalset"] / CARD).write_text(json.dumps(eval_card, indent=2) + "\n")
     report["evalset_sha256"] = eval_card["content_sha256"]
-    report["calibration_pool_sha256"] = file_sha256(staged["pools"] / "calibration.jsonl")
-    (staged["split"] / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    report["calibration_pool_sha256"] = file_sha256(staged["pools"] / CALIBRATION_POOL)
+    (staged["split"] / REPORT).write_text(json.dumps(report, indent=2) + "\n")
 
 
 def _unique(kept, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[str]:

@@ -25,6 +25,7 @@ from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
 from pipeline.contracts import Comparison, Metrics
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
+from pipeline.contracts.files import BENCH, COMPARISON, METRICS, SAMPLES
 
 log = logging.getLogger(__name__)
 SCHEMA = Comparison.SCHEMA
@@ -36,11 +37,11 @@ class CompareError(QpipeError, ValueError):
 
 def load_results(results: Path, name: str) -> tuple[dict, list[dict]]:
     d = results / name
-    if not (d / "metrics.json").is_file():
+    if not (d / METRICS).is_file():
         raise CompareError(f"{d}: no metrics.json — variant {name!r} was not evaluated (or its "
                            f"evaluation failed) — fix: `dvc repro evaluate@{name}`")
-    metrics = Metrics.load(d / "metrics.json").dump()  # an old or foreign file: ContractError
-    records = [json.loads(line) for line in (d / "samples.jsonl").read_text().splitlines() if line]
+    metrics = Metrics.load(d / METRICS).dump()  # an old or foreign file: ContractError
+    records = [json.loads(line) for line in (d / SAMPLES).read_text().splitlines() if line]
     return metrics, records
 
 
@@ -244,7 +245,7 @@ def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> d
     weights again: its disagreement with the reference is what serving alone changes."""
     out = {}
     for engine, rerun in params.compare.noise_floor.items():
-        if rerun not in loaded and (results / rerun / "metrics.json").is_file():
+        if rerun not in loaded and (results / rerun / METRICS).is_file():
             loaded = {**loaded, rerun: load_results(results, rerun)}  # not among --variant
             check_pairable(loaded[refs.get(rerun, params.baseline)][0], {rerun: loaded[rerun][0]})
         if rerun not in loaded or not loaded[rerun][0].get("served", True):
@@ -271,8 +272,8 @@ def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, 
     d = results / name
     return {"artifact_sha256": m.get("artifact_sha256"),
             "reference_artifact_sha256": ref_m.get("artifact_sha256"),
-            "metrics_sha256": file_sha256(d / "metrics.json"),
-            "samples_sha256": file_sha256(d / "samples.jsonl")}
+            "metrics_sha256": file_sha256(d / METRICS),
+            "samples_sha256": file_sha256(d / SAMPLES)}
 
 
 def run(params, layout, *, baseline: str | None = None,
@@ -327,7 +328,7 @@ def run(params, layout, *, baseline: str | None = None,
         if v.get("served") and floor and floor.get("measured"):
             d = v["disagreement"]
             v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
-    bench = layout.bench / "bench.json"
+    bench = layout.bench / BENCH
     if bench.is_file():
         measured = json.loads(bench.read_text())
         out["bench"] = measured.get("ratios")
@@ -335,7 +336,7 @@ def run(params, layout, *, baseline: str | None = None,
     dest = layout.reports
     dest.mkdir(parents=True, exist_ok=True)
     tmp = dest / ".comparison.json.tmp"
-    out = Comparison.read(out, dest / "comparison.json").dump()
+    out = Comparison.read(out, dest / COMPARISON).dump()
     write_json(tmp, out)
-    tmp.replace(dest / "comparison.json")
+    tmp.replace(dest / COMPARISON)
     return out

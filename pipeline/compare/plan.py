@@ -26,6 +26,7 @@ from scipy import stats as st
 
 from pipeline.stats import noninferiority as ni
 from pipeline.errors import QpipeError
+from pipeline.contracts.files import EVALSET_ITEMS, PLAN_SCHEMA, SAMPLES
 
 
 class PlanError(QpipeError, ValueError):
@@ -44,11 +45,11 @@ def _item(r: dict) -> dict:
 def _items(params, layout) -> tuple[list[dict], str]:
     """One _item per evaluation item: from the baseline's results when present (they carry
     scores), else from the evaluation set itself."""
-    results = layout.result(params.baseline) / "samples.jsonl"
+    results = layout.result(params.baseline) / SAMPLES
     if results.is_file():
         rows = [json.loads(x) for x in results.read_text().splitlines() if x]
         return [_item(r) for r in rows], str(results)
-    evalset = layout.evalset / "evalset.jsonl"
+    evalset = layout.evalset / EVALSET_ITEMS
     if not evalset.is_file():
         raise PlanError(f"neither {results} nor {evalset} exists — fix: `dvc repro split` (the "
                         "evaluation set), then plan again")
@@ -190,7 +191,7 @@ def plan(params, layout, *, discordance: float | None = None,
                             "show at most ") + f"{100 * allowed:.1f}% ({source_of})")
         support[p] = {"supported": not short, "short": short, "task_agreement_items": agree,
                       "task_disagreement_limit": allowed, "task_disagreement_limit_from": source_of}
-    return {"schema": "qpipe.plan/v1", "source": source, "n": len(items),
+    return {"schema": PLAN_SCHEMA, "source": source, "n": len(items),
             "assumed_discordance": disc, "discordance_from": why,
             "json_items": len(json_items), "assumed_json_discordance": jdisc, "alpha": cfg.alpha,
             "null_pass_target": cfg.plan_null_pass, "per_criterion_target": round(target, 4),

@@ -21,9 +21,9 @@ from pipeline.compare import markdown
 from pipeline.compare import plots
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
+from pipeline.contracts.files import COMPARISON, COMPARISON_MD, PLOTS
 
 log = logging.getLogger(__name__)
-PLOTS = {"tradeoff": "tradeoff.png", "slices": "slices.png", "gate_limits": "gate_limits.png"}
 PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir")
 
 
@@ -140,10 +140,10 @@ def write(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     plots.gate_limits(comparison, out / PLOTS["gate_limits"])
     tmp = out / ".comparison.md.tmp"
     tmp.write_text(markdown.render(comparison), encoding="utf-8")
-    tmp.replace(out / "comparison.md")
+    tmp.replace(out / COMPARISON_MD)
     tmp = out / ".comparison.json.tmp"
-    write_json(tmp, Comparison.read(comparison, out / "comparison.json").dump())
-    tmp.replace(out / "comparison.json")
+    write_json(tmp, Comparison.read(comparison, out / COMPARISON).dump())
+    tmp.replace(out / COMPARISON)
     return comparison
 
 

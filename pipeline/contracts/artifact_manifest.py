@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pipeline.contracts.contract import Contract, OpenPart, Part
+from pipeline.contracts.files import ARTIFACT_SCHEMA, MANIFEST
 
 class FileEntry(Part):
     path: str
@@ -45,7 +46,8 @@ class Files(Contract):
     size_bytes: int
 
 class ArtifactManifest(Files):
-    SCHEMA: ClassVar[str] = "qpipe.artifact/v1"
+    SCHEMA: ClassVar[str] = ARTIFACT_SCHEMA
+    FILE: ClassVar[str] = MANIFEST  # its name in its stage's folder
     WRITER: ClassVar[str] = "quantize@{name}"
 
     variant: str

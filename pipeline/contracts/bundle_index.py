@@ -10,8 +10,8 @@ from pydantic import Field
 
 from pipeline.contracts.artifact_manifest import BaseModelRef, Files
 from pipeline.contracts.contract import Part
+from pipeline.contracts.files import CUSTODY_SCHEMA, HANDOFF_SCHEMA, MANIFEST
 
-CUSTODY_SCHEMA = "qpipe.custody/v1"
 
 
 class CustodyComparison(Part):
@@ -46,7 +46,8 @@ class Chain(Part):
 
 
 class BundleIndex(Files):
-    SCHEMA: ClassVar[str] = "qpipe.handoff/v1"
+    SCHEMA: ClassVar[str] = HANDOFF_SCHEMA
+    FILE: ClassVar[str] = MANIFEST  # its name in its stage's folder
     WRITER: ClassVar[str] = "handoff"
 
     variant: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pipeline.contracts.contract import Contract, Num, OpenPart, Part
+from pipeline.contracts.files import CALIBRATION_CARD_SCHEMA, CARD
 
 
 class TokenLengths(Part):
@@ -31,7 +32,8 @@ class CalibrationCard(Contract):
     """The empty set (`none`) has a name, 0 samples, no content hash and a note; a built set the
     rest. Provenance blocks whose keys follow the params (quotas, rotation) stay open."""
 
-    SCHEMA: ClassVar[str] = "qpipe.calibration-card/v1"
+    SCHEMA: ClassVar[str] = CALIBRATION_CARD_SCHEMA
+    FILE: ClassVar[str] = CARD  # its name in its stage's folder
     WRITER: ClassVar[str] = "calibration@{name}"
 
     name: str

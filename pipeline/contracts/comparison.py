@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from pipeline.contracts.contract import Contract, Num, Part
+from pipeline.contracts.files import COMPARISON, COMPARISON_SCHEMA
 
 
 class Custody(Part):
@@ -62,7 +63,8 @@ class VariantEntry(Part):
 
 
 class Comparison(Contract):
-    SCHEMA: ClassVar[str] = "qpipe.comparison/v1"
+    SCHEMA: ClassVar[str] = COMPARISON_SCHEMA
+    FILE: ClassVar[str] = COMPARISON  # its name in its stage's folder
     WRITER: ClassVar[str] = "compare"
 
     baseline: str

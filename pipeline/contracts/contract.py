@@ -52,6 +52,7 @@ class Contract(Part):
     (the DVC stage that writes it; `{name}` is the file's folder: the variant or the set)."""
 
     SCHEMA: ClassVar[str]
+    FILE: ClassVar[str]  # the file's name in its folder (pipeline.contracts.files)
     WRITER: ClassVar[str]
 
     # the file's `schema` key, fixed to SCHEMA (`schema` itself would shadow BaseModel.schema)

@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from pipeline.contracts.contract import Contract, Num
+from pipeline.contracts.files import DIVERGENCE_REFERENCE, DIVERGENCE_REFERENCE_SCHEMA
 
 
 class ReferencePasses(Contract):
-    SCHEMA: ClassVar[str] = "qpipe.divergence-reference/v1"
+    SCHEMA: ClassVar[str] = DIVERGENCE_REFERENCE_SCHEMA
+    FILE: ClassVar[str] = DIVERGENCE_REFERENCE  # its name in its stage's folder
     WRITER: ClassVar[str] = "divergence_reference"
 
     reference: str                 # the variant (divergence.reference)

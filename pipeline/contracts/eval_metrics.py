@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Self
 from pydantic import model_validator
 
 from pipeline.contracts.contract import Contract, Num, OpenPart, Part
+from pipeline.contracts.files import METRICS, RESULTS_SCHEMA
 
 
 class EngineInfo(Part):
@@ -65,7 +66,8 @@ SERVED_REQUIRES = ("accuracy", "n", "evalset_sha256", "harness_version", "engine
 
 
 class Metrics(Contract):
-    SCHEMA: ClassVar[str] = "qpipe.results/v1"
+    SCHEMA: ClassVar[str] = RESULTS_SCHEMA
+    FILE: ClassVar[str] = METRICS  # its name in its stage's folder
     WRITER: ClassVar[str] = "evaluate@{name}"
 
     variant: str

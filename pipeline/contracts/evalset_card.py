@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pipeline.contracts.contract import Contract, Part
+from pipeline.contracts.files import CARD, EVALSET_SCHEMA, EVAL_ITEM_SCHEMA
 
-ITEM_SCHEMA = "qpipe.eval-item/v1"
+ITEM_SCHEMA = EVAL_ITEM_SCHEMA
 
 
 class EvalItem(Part):
@@ -33,10 +34,11 @@ class EvalsetCard(Contract):
     """`data/evalset/card.json`: the set's content hash (what results record and compare pairs
     on), its size and composition per slice."""
 
-    SCHEMA: ClassVar[str] = "qpipe.evalset/v1"
+    SCHEMA: ClassVar[str] = EVALSET_SCHEMA
+    FILE: ClassVar[str] = CARD  # its name in its stage's folder
     WRITER: ClassVar[str] = "split"
 
-    items: Literal["qpipe.eval-item/v1"] = ITEM_SCHEMA  # the schema of evalset.jsonl's lines
+    items: Literal[EVAL_ITEM_SCHEMA] = ITEM_SCHEMA  # the schema of evalset.jsonl's lines
     content_sha256: str
     samples: int
     slices: dict[str, int] = {}

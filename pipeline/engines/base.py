@@ -31,6 +31,7 @@ from pipeline.engines.wire import Completion, EngineError, EngineInfo, stream_co
 from pipeline.errors import QpipeError
 from pipeline.names import Registry
 from pipeline.processes import die_with_parent, group_gone, group_members, listening_pids, signal_group
+from pipeline.contracts.files import ENGINE_LOG
 
 
 def free_port() -> int:
@@ -331,7 +332,7 @@ class ServerEngine(Engine):
     @classmethod
     def exact_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
         """The portable command line that starts this engine on `model_dir` with `settings`."""
-        return cls(model_dir, settings, log_path=model_dir.parent / "engine.log").portable_command(model_dir)
+        return cls(model_dir, settings, log_path=model_dir.parent / ENGINE_LOG).portable_command(model_dir)
 
     def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
         if not self.base_url:

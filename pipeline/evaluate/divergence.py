@@ -43,9 +43,10 @@ from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.evaluate.passes import (logprobs, chunk_passes, chunk_sequences, continuation, loglik,
                                      sequence_passes)
+from pipeline.contracts.files import DIVERGENCE_SCHEMA, METRICS, SAMPLES
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.divergence/v1"
+SCHEMA = DIVERGENCE_SCHEMA
 # the variant and the reference (divergence.reference); `engines`: both are served with their
 # settings for the engine-side signals
 PARAMS = Declared("divergence", "model", "engines", "evaluate.evalset", "divergence", "variants.${key}",
@@ -185,7 +186,7 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
 
     baseline = params.divergence.reference
     dest = layout.divergence
-    base_records = layout.result(baseline) / "samples.jsonl"
+    base_records = layout.result(baseline) / SAMPLES
     if not base_records.is_file():
         raise DivergenceError(f"{base_records} does not exist — the baseline's greedy outputs are "
                               f"the teacher-forcing path — fix: `dvc repro evaluate@{baseline}`")
@@ -318,15 +319,15 @@ def engine_measure(params, layout: Layout, name: str, prompts, outs,
 def _write(dest: Path, name: str, result: dict, rows: list[dict]) -> dict:
     dest.mkdir(parents=True, exist_ok=True)
     with atomic_dirs(dest, [name]) as dirs:
-        write_json(dirs[name] / "metrics.json", result)
-        with (dirs[name] / "samples.jsonl").open("w", encoding="utf-8") as fh:
+        write_json(dirs[name] / METRICS, result)
+        with (dirs[name] / SAMPLES).open("w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r, sort_keys=True) + "\n")
     return result
 
 
 def load(results: Path, name: str) -> dict[str, Any] | None:
-    path = results / "divergence" / name / "metrics.json"
+    path = results / "divergence" / name / METRICS
     return json.loads(path.read_text()) if path.is_file() else None
 
 

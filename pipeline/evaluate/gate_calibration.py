@@ -39,10 +39,11 @@ from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
+from pipeline.contracts.files import GATE_CALIBRATION, GATE_CALIBRATION_SCHEMA
 
 log = logging.getLogger(__name__)
-SCHEMA = "qpipe.gate-calibration/v1"
-FILE = "calibration.json"
+SCHEMA = GATE_CALIBRATION_SCHEMA
+FILE = GATE_CALIBRATION
 PARAMS = Declared("gate_calibration", "model", "evaluate.evalset", "evaluate.max_tokens",
                   "divergence.reference", "variants.${divergence.reference}", "gate_calibration")
 

@@ -23,6 +23,7 @@ from pipeline.contracts.contract import describe
 from pipeline.importgraph import closure
 from pipeline.engines.base import Completion, Engine
 from pipeline.errors import QpipeError
+from pipeline.contracts.files import CARD, EVALSET_ITEMS
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -60,7 +61,7 @@ class EvalSet:
 
 
 def load_evalset(path: Path, *, limit: int | None = None) -> EvalSet:
-    card_path, data = path / "card.json", path / "evalset.jsonl"
+    card_path, data = path / CARD, path / EVALSET_ITEMS
     if not card_path.is_file() or not data.is_file():
         raise EvalSetError(f"{path}: no evaluation set (card.json + evalset.jsonl) — fix: "
                            "`dvc repro split`")

@@ -38,12 +38,13 @@ from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
+from pipeline.contracts.files import DIVERGENCE_REFERENCE, SAMPLES
 
 log = logging.getLogger(__name__)
 PARAMS = Declared("divergence_reference", "model", "evaluate.evalset", "divergence.reference",
                   "divergence.device", "variants.${divergence.reference}")
 TENSORS = "passes.safetensors"
-CARD = "reference.json"
+CARD = DIVERGENCE_REFERENCE
 # The LM head applied to the stored states must give the model's own logits to this (float32
 # rounding; an architecture that changes logits after the head differs by far more).
 HEAD_TOLERANCE = 1e-4
@@ -60,7 +61,7 @@ def teacher_forced(params, layout: Layout, tokenizer) -> dict[str, Any]:
     from pipeline.evaluate.harness import load_evalset, render
 
     reference = params.divergence.reference
-    records = layout.result(reference) / "samples.jsonl"
+    records = layout.result(reference) / SAMPLES
     if not records.is_file():
         raise ReferencePassesError(f"{records} does not exist — the baseline's greedy outputs are "
                                    f"the teacher-forcing path — fix: `dvc repro evaluate@{reference}`")

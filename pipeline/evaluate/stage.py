@@ -31,6 +31,7 @@ from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared
 from pipeline.io import atomic_dirs, jsonl_line, write_json
 from pipeline.layout import Layout
+from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, RUN, SAMPLES
 
 log = logging.getLogger(__name__)
 SCHEMA = Metrics.SCHEMA  # run.json carries the same id
@@ -172,7 +173,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     evalset = load_evalset(layout.evalset, limit=ev.limit)
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = render(tokenizer, evalset.items)
-    eng = open_engine(params, layout, name, out / "engine.log", engine=engine, artifact=artifact)
+    eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact)
     if ev.replicas > 1:
         eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
@@ -217,7 +218,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                "size_bytes": manifest.get("size_bytes")}
     if harness_results is not None:
         metrics["lm_eval"] = harness_results
-    metrics = Metrics.read(metrics, out / "metrics.json").dump()  # the contract, typed
+    metrics = Metrics.read(metrics, out / METRICS).dump()  # the contract, typed
     run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
@@ -227,19 +228,19 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.get("content_sha256"),
                         "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
-    with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
+    with (out / SAMPLES).open("w", encoding="utf-8") as fh:
         fh.writelines(jsonl_line(r) for r in records)
-    write_json(out / "run.json", run)
-    write_json(out / "metrics.json", metrics)
+    write_json(out / RUN, run)
+    write_json(out / METRICS, metrics)
     return metrics
 
 
 def not_served(params, name: str, out: Path) -> dict[str, Any]:
     metrics = Metrics(variant=name, served=False,
                       reason=f"not served here: {params.variants[name].reason}").dump()
-    write_json(out / "run.json", metrics)
-    write_json(out / "metrics.json", metrics)
-    (out / "samples.jsonl").write_text("")
+    write_json(out / RUN, metrics)
+    write_json(out / METRICS, metrics)
+    (out / SAMPLES).write_text("")
     return metrics
 
 
@@ -247,8 +248,8 @@ def keep_failed(staging: Path, failed: Path, name: str, err: BaseException) -> N
     """Keep what a failed attempt wrote (its engine logs) and the error where a person can read
     them (`failed`, outside the stage's outs); the outs themselves stay absent."""
     shutil.copytree(staging, failed, dirs_exist_ok=True)
-    write_json(failed / "error.json", {
-        "schema": "qpipe.failed/v1", "variant": name, "error": type(err).__name__,
+    write_json(failed / ERROR, {
+        "schema": FAILED_SCHEMA, "variant": name, "error": type(err).__name__,
         "message": str(err) or type(err).__name__,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 

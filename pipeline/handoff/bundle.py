@@ -27,6 +27,7 @@ from pipeline.contracts import BundleIndex, CalibrationCard, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
+from pipeline.contracts.files import CARD, CARD_MD, COMPARISON_MD, EVALUATION, METRICS, MODEL_CARD, PLOTS, QUANTIZE_RUN
 
 SCHEMA = BundleIndex.SCHEMA
 
@@ -122,11 +123,11 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
         raise BundleError(f"{art} changed since its chain of custody was checked — nothing written")
     entry = comparison["variants"][variant]
     results = layout.result(variant)
-    metrics = Metrics.load(results / "metrics.json").dump()
+    metrics = Metrics.load(results / METRICS).dump()
     calib, card_dir = None, None
     if (manifest.get("calibration") or {}).get("name"):
         card_dir = layout.calibration_set(manifest["calibration"]["name"])
-        card = card_dir / "card.json"
+        card = card_dir / CARD
         calib = CalibrationCard.load(card).dump() if card.is_file() else manifest["calibration"]
     engine = params.engine_for(variant)
     run_path = layout.quantize_run(variant)
@@ -140,24 +141,24 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
         shutil.copytree(art, out / "model", symlinks=True)
         if require_verified(out / "model")["content_sha256"] != chain["artifact_sha256"]:
             raise BundleError(f"{art} changed while it was copied into the bundle — nothing written")
-        shutil.copy2(results / "metrics.json", out / "metrics.json")  # verbatim: its hash is in the chain
-        if file_sha256(out / "metrics.json") != chain["evaluation"]["metrics_sha256"]:
-            raise BundleError(f"{results / 'metrics.json'} is not the one the comparison read — "
+        shutil.copy2(results / METRICS, out / METRICS)  # verbatim: its hash is in the chain
+        if file_sha256(out / METRICS) != chain["evaluation"]["metrics_sha256"]:
+            raise BundleError(f"{results / METRICS} is not the one the comparison read — "
                               "nothing written; fix: `dvc repro compare`")
         reports = layout.reports
         # the report with the plots it shows
-        for name in ("comparison.md", "tradeoff.png", "slices.png", "gate_limits.png"):
+        for name in (COMPARISON_MD, *PLOTS.values()):
             if (reports / name).is_file():
                 shutil.copy2(reports / name, out / name)
-        for name in ("card.md", "card.json"):
+        for name in (CARD_MD, CARD):
             if card_dir is not None and (card_dir / name).is_file():
                 shutil.copy2(card_dir / name, out / f"calibration_{name}")
         if run:  # how the artifact was made: times, memory, host, git commit
-            shutil.copy2(run_path, out / "quantize_run.json")
+            shutil.copy2(run_path, out / QUANTIZE_RUN)
         evaluation = {"metrics": metrics, "comparison": entry}
-        write_json(out / "evaluation.json", evaluation)
+        write_json(out / EVALUATION, evaluation)
         serve = serve_command(params, engine, variant, out / "model")
-        (out / "MODEL_CARD.md").write_text(
+        (out / MODEL_CARD).write_text(
             model_card(variant, manifest, evaluation, comparison, calib, engine, serve,
                        pii_enabled=params.split.pii.enabled, run=run),
             encoding="utf-8")

@@ -21,8 +21,9 @@ from pipeline.contracts import BundleIndex, ContractError, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
+from pipeline.contracts.files import CUSTODY_SCHEMA, EVALUATION, METRICS, SAMPLES
 
-SCHEMA = "qpipe.custody/v1"
+SCHEMA = CUSTODY_SCHEMA
 
 
 class CustodyError(QpipeError, RuntimeError):
@@ -54,12 +55,12 @@ def check(params, layout: Layout, variant: str, comparison: dict[str, Any],
                             f"the artifact that was evaluated ({str(rec.get('artifact_sha256'))[:16]}…)"
                             f" — fix: `dvc repro` (re-evaluates what changed), or `dvc checkout "
                             f"artifacts/{variant}` to restore the evaluated files")
-        for name, key in (("metrics.json", "metrics_sha256"), ("samples.jsonl", "samples_sha256")):
+        for name, key in ((METRICS, "metrics_sha256"), (SAMPLES, "samples_sha256")):
             path = results / name
             now = file_sha256(path) if path.is_file() else None
             if now != rec.get(key):
                 problems.append(f"{path} changed after the comparison read it — fix: `dvc repro compare`")
-        metrics = results / "metrics.json"
+        metrics = results / METRICS
         if metrics.is_file():
             evaluated = Metrics.load(metrics).artifact_sha256
             if evaluated != rec.get("artifact_sha256"):
@@ -103,18 +104,18 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     if model["content_sha256"] != art or m.get("artifact_sha256") != art:
         out.append(Mismatch("model", f"content SHA256 {model['content_sha256'][:16]}… is not the "
                                      f"chain's artifact {str(art)[:16]}…"))
-    metrics = bundle / "metrics.json"
+    metrics = bundle / METRICS
     if not metrics.is_file() or file_sha256(metrics) != chain["evaluation"].get("metrics_sha256"):
-        out.append(Mismatch("metrics.json", "not the evaluation results the comparison read"))
+        out.append(Mismatch(METRICS, "not the evaluation results the comparison read"))
     elif Metrics.load(metrics).artifact_sha256 != art:
-        out.append(Mismatch("metrics.json", "records another artifact than the bundle's model"))
-    evaluation = json.loads((bundle / "evaluation.json").read_text()) \
-        if (bundle / "evaluation.json").is_file() else {}
+        out.append(Mismatch(METRICS, "records another artifact than the bundle's model"))
+    evaluation = json.loads((bundle / EVALUATION).read_text()) \
+        if (bundle / EVALUATION).is_file() else {}
     entry = evaluation.get("comparison") or {}
     if (entry.get("custody") or {}).get("artifact_sha256") != art:
-        out.append(Mismatch("evaluation.json", "its comparison entry paired another artifact"))
+        out.append(Mismatch(EVALUATION, "its comparison entry paired another artifact"))
     if entry.get("gate") != m.get("gate"):
-        out.append(Mismatch("evaluation.json", "its gate verdict is not the bundle's"))
+        out.append(Mismatch(EVALUATION, "its gate verdict is not the bundle's"))
     return out
 
 

@@ -17,6 +17,7 @@ from pipeline.io import write_json
 from pipeline.errors import QpipeError
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
+from pipeline.contracts.files import BUNDLE_INDEX, MANIFEST
 
 # Beside the paths: the configured baseline and each variant's engine (variants, engines: the
 # bundle's serve command), and the PII switch its model card states.
@@ -42,7 +43,7 @@ def _made_here(d: Path) -> bool:
     """A folder this stage wrote: a bundle (its manifest says so), not anything else in out_dir."""
     try:
         return not d.is_symlink() and d.is_dir() and json.loads(
-            (d / "manifest.json").read_text()).get("schema") == BUNDLE_SCHEMA
+            (d / MANIFEST).read_text()).get("schema") == BUNDLE_SCHEMA
     except (OSError, ValueError):
         return False
 
@@ -81,7 +82,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
     for stale in dest.iterdir():  # bundles of variants that no longer pass — bundles only
         if stale.name not in index["bundles"] and _made_here(stale):
             shutil.rmtree(stale)
-    write_json(dest / "index.json", index)
+    write_json(dest / BUNDLE_INDEX, index)
     return index
 
 
@@ -100,7 +101,7 @@ def _why_not(gate: dict[str, Any] | None) -> str:
 
 def _stale(bundle_dir: Path, entry: dict, chain: dict) -> bool:
     """A bundle made from another comparison, artifact or chain than the one being approved."""
-    path = bundle_dir / "manifest.json"
+    path = bundle_dir / MANIFEST
     if not path.is_file():
         return True
     try:
@@ -144,7 +145,7 @@ def approve(params, layout: Layout, variant: str, *, by: str, note: str | None =
     problems = custody.verify_bundle(dest / variant)  # what is registered is exactly what verifies
     if problems:
         raise ApprovalError(f"{dest / variant} does not verify: " + "; ".join(map(str, problems)))
-    manifest = BundleIndex.load(dest / variant / "manifest.json").dump()
+    manifest = BundleIndex.load(dest / variant / MANIFEST).dump()
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
             "qpipe.gate_passed": str(gate["passed"]).lower(),
             "qpipe.gate_verdict": gate.get("verdict", "pass" if gate["passed"] else "fail"),
@@ -156,7 +157,7 @@ def approve(params, layout: Layout, variant: str, *, by: str, note: str | None =
             "qpipe.bundle_sha256": manifest["content_sha256"],
             "qpipe.artifact_sha256": manifest["artifact_sha256"],
             "qpipe.manifest_sha256": hashlib.sha256(
-                (dest / variant / "model" / "manifest.json").read_bytes()).hexdigest(),
+                (dest / variant / "model" / MANIFEST).read_bytes()).hexdigest(),
             "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
             "qpipe.evalset_sha256": manifest["evalset_sha256"]}
     from pipeline import tracking

@@ -146,8 +146,9 @@ class Backend(ABC):
 
         texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
         from pipeline.contracts import CalibrationCard
+        from pipeline.contracts.files import CARD
 
-        card = CalibrationCard.load(req.calibration_dir / "card.json")
+        card = CalibrationCard.load(req.calibration_dir / CARD)
         return texts, (card.params or {}).get("set", {}).get("max_seq_len")
 
 

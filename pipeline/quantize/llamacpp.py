@@ -28,6 +28,7 @@ from pipeline.llamacpp_tools import LlamaCppMissing, locate
 from pipeline.models import load_tokenizer
 from pipeline.quantize.base import (Backend, BackendError, MissingDependency,
                                     QuantizeRequest, QuantizeResult)
+from pipeline.contracts.files import IMATRIX
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ class LlamaCppBackend(Backend):
                 self.check_tokenization(req, f16, work)
                 imatrix_out = req.out_dir / "imatrix.gguf"
                 _run([tools.tool("llama-imatrix"), "-m", str(f16),
-                      "-f", "imatrix.txt", "-o", str(imatrix_out),
+                      "-f", IMATRIX, "-o", str(imatrix_out),
                       "-c", str(imx.get("ctx", 512)), "--chunks", str(imx.get("chunks", 256)),
                       "-t", threads, "--no-ppl"],
                      "llama-imatrix", log_path, cwd=req.calibration_dir)

@@ -42,6 +42,7 @@ from pipeline.quantize.base import (
     run_worker,
     write_result,
 )
+from pipeline.contracts.files import CARD
 
 log = logging.getLogger(__name__)
 
@@ -272,8 +273,8 @@ def _max_len(calibration_dir: Path | None, options: dict) -> int:
     from pipeline.contracts import CalibrationCard
 
     params = None
-    if calibration_dir is not None and (calibration_dir / "card.json").is_file():
-        params = CalibrationCard.load(calibration_dir / "card.json").params
+    if calibration_dir is not None and (calibration_dir / CARD).is_file():
+        params = CalibrationCard.load(calibration_dir / CARD).params
     from_card = (params or {}).get("set", {}).get("max_seq_len")
     return int(options.get("max_seq_length") or from_card or 512)
 

@@ -33,6 +33,7 @@ from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
 from pipeline.artifacts.runrecord import run_context, run_log, split_run_facts, write_run_record
 from pipeline.stage_params import Declared
 from pipeline.layout import Layout
+from pipeline.contracts.files import CARD, SAMPLES
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +156,8 @@ def _gpu_name(device: str) -> str | None:
 def calibration_files(calib: Path) -> dict[str, str]:
     """The SHA256 of every calibration file a quantizer reads, recomputed; refused when they are
     not the files the calibration card recorded at build time."""
-    recorded = CalibrationCard.load(calib / "card.json").files_sha256 or {}
-    now = {n: file_sha256(calib / n) for n in recorded or ("samples.jsonl",) if (calib / n).is_file()}
+    recorded = CalibrationCard.load(calib / CARD).files_sha256 or {}
+    now = {n: file_sha256(calib / n) for n in recorded or (SAMPLES,) if (calib / n).is_file()}
     changed = sorted(n for n, sha in recorded.items() if now.get(n) != sha)
     if changed:
         raise BackendError(f"calibration set {calib.name}: {', '.join(changed)} changed after the set "
@@ -170,7 +171,7 @@ def request_for(params, layout: Layout, name: str, device: str = "cpu", gpus: in
     calib = None
     if v.needs_calibration:
         calib = layout.calibration_set(v.calibration)
-        if not (calib / "card.json").is_file():
+        if not (calib / CARD).is_file():
             raise BackendError(f"variant {name!r}: calibration set {v.calibration!r} is not built "
                                f"({calib}/card.json missing) — fix: `dvc repro calibration@{v.calibration}`")
         calibration_files(calib)  # the files a quantizer reads are the ones the set was built with
@@ -256,7 +257,7 @@ def run(params, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1
                                                 model_dir=req.model_dir, device=req.device)
         details, backend_facts = split_run_facts(result.details)
         check, check_facts = split_run_facts(check)
-        calib_card = CalibrationCard.load(req.calibration_dir / "card.json") if req.calibration_dir else None
+        calib_card = CalibrationCard.load(req.calibration_dir / CARD) if req.calibration_dir else None
         info = SCHEMES.get(v.scheme)
         resolved = yaml.safe_load(req.recipe.read_text()) if req.recipe is not None else None
         # the group size the recipe actually sets (a config_groups entry, the tool's own

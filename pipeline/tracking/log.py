@@ -36,6 +36,7 @@ from pipeline.tracking import project
 from pipeline.tracking.project import Execution, VariantRecord
 from pipeline.tracking.store import (client, experiment, experiment_name, redact, resolve_uri,
                                      unreachable)
+from pipeline.contracts.files import BENCH, CARD, COMPARISON, TRACKING_PENDING, TRACKING_PENDING_SCHEMA
 
 log = logging.getLogger(__name__)
 # Beside the paths: the experiment is named after model.name (unless tracking names one); every
@@ -80,14 +81,14 @@ def run(params, layout: Layout, *, tracking_uri: str | None = None) -> dict[str,
 
 
 def marker_path(layout: Layout) -> Path:
-    return layout.reports / project.PENDING_MARKER
+    return layout.reports / TRACKING_PENDING
 
 
 def _pending(layout: Layout, uri: str, execution: Execution, why: str,
              summary: dict) -> dict[str, Any]:
     path = marker_path(layout)
     since = _read_since(path)
-    marker = {"schema": "qpipe.tracking-pending/v1", "since": since, "last_attempt": _now(),
+    marker = {"schema": TRACKING_PENDING_SCHEMA, "since": since, "last_attempt": _now(),
               "tracking_uri": redact(uri), "reason": why[:2000], "execution": execution.id,
               "variants": [v.name for v in execution.variants if v.status != "missing"],
               "fix": "start the tracking server (or point MLFLOW_TRACKING_URI at one that "
@@ -162,7 +163,7 @@ def _parent_run(params, layout: Layout, mlflow: MlflowClient, experiment_id: str
                metrics=calibration_effect_metrics(execution.comparison))
     for f in execution.reports:
         upload(mlflow, run_id, f, "reports")
-    for f in (layout.params_file, layout.bench / "bench.json"):
+    for f in (layout.params_file, layout.bench / BENCH):
         if f.is_file():
             upload(mlflow, run_id, f, None)
     return run_id
@@ -268,7 +269,7 @@ def dataset_input(d: project.Dataset) -> DatasetInput:
     variant was made or scored with (cut to MLflow's 36 characters; the input tag and the
     profile hold all 64)."""
     profile = {"content_sha256": d.content_sha256, "samples": d.card.get("samples"),
-               "card": str(d.path / "card.json")}
+               "card": str(d.path / CARD)}
     if d.card_sha256:
         profile["card_content_sha256_now"] = d.card_sha256
     entity = DatasetEntity(name=d.name, digest=d.content_sha256[:DIGEST_CHARS], source_type="local",
@@ -283,12 +284,12 @@ def _log_files(mlflow: MlflowClient, run_id: str, record: VariantRecord) -> None
         for f in files:
             upload(mlflow, run_id, f, folder)
     for d in record.datasets:
-        card = d.path / "card.json"
+        card = d.path / CARD
         if card.is_file():
             upload(mlflow, run_id, card, f"datasets/{d.context}")
     if record.comparison:
         with tempfile.TemporaryDirectory() as tmp:
-            entry = Path(tmp) / "comparison.json"
+            entry = Path(tmp) / COMPARISON
             entry.write_text(json.dumps(record.comparison, indent=2, sort_keys=True) + "\n")
             mlflow.log_artifact(run_id, str(entry), "report")
 

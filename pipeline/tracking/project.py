@@ -20,12 +20,12 @@ from typing import Any, Literal
 from pipeline.artifacts.runrecord import read_run_record
 from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalsetCard, Metrics
 from pipeline.layout import Layout
+from pipeline.contracts.files import CARD, ENGINE_LOG, MANIFEST, METRICS, RUN, SAMPLES, SHA256SUMS, TRACKING_PENDING
 
 Status = Literal["served", "not_served", "failed", "missing"]
 # Run files logged as artifacts, in this order, when present (results/<variant>/…).
-RESULT_FILES = ("metrics.json", "samples.jsonl", "run.json", "engine.log")
-ARTIFACT_FILES = ("manifest.json", "SHA256SUMS")
-PENDING_MARKER = "tracking-pending.json"
+RESULT_FILES = (METRICS, SAMPLES, RUN, ENGINE_LOG)
+ARTIFACT_FILES = (MANIFEST, SHA256SUMS)
 
 
 @dataclass
@@ -116,26 +116,26 @@ def report_files(reports_dir: Path) -> list[Path]:
     if not reports_dir.is_dir():
         return []
     return sorted(p for p in reports_dir.iterdir()
-                  if p.is_file() and p.name != PENDING_MARKER and not p.name.startswith("."))
+                  if p.is_file() and p.name != TRACKING_PENDING and not p.name.startswith("."))
 
 
 def load_variant(params, layout: Layout, name: str, comparison: dict) -> VariantRecord:
     results = layout.result(name)
     failed = layout.failed(name)
-    if (results / "metrics.json").is_file():
+    if (results / METRICS).is_file():
         record = _evaluated(layout, name, results, comparison)
     elif failed.is_dir() and any(failed.iterdir()):
         record = _failed(name, failed)
     else:
         return VariantRecord(name, "missing", content_sha256="",
-                             reason=f"no {results / 'metrics.json'} and no {failed}: "
+                             reason=f"no {results / METRICS} and no {failed}: "
                                     f"not evaluated yet (`dvc repro evaluate@{name}`)")
     _add_artifact(layout, record)
     return record
 
 
 def _evaluated(layout: Layout, name: str, results: Path, comparison: dict) -> VariantRecord:
-    metrics = Metrics.load(results / "metrics.json").dump()
+    metrics = Metrics.load(results / METRICS).dump()
     files = [results / f for f in RESULT_FILES if (results / f).is_file()]
     served = metrics.get("served", True)
     record = VariantRecord(name, "served" if served else "not_served",
@@ -158,8 +158,8 @@ def _failed(name: str, failed: Path) -> VariantRecord:
 def failure_reason(failed: Path, limit: int = 480) -> str:
     """The error text the stage left, else the engine log's last lines (what a person reads
     first); cut to fit an MLflow tag."""
-    texts = [p for p in sorted(failed.iterdir()) if p.is_file() and p.name != "engine.log"]
-    source = texts[0] if texts else failed / "engine.log"
+    texts = [p for p in sorted(failed.iterdir()) if p.is_file() and p.name != ENGINE_LOG]
+    source = texts[0] if texts else failed / ENGINE_LOG
     text = source.read_text(encoding="utf-8", errors="replace").strip() if source.is_file() else ""
     text = text[-limit:] if text else "no error text was left"
     return f"evaluation failed ({source.name}): {text}"
@@ -167,7 +167,7 @@ def failure_reason(failed: Path, limit: int = 480) -> str:
 
 def _add_artifact(layout: Layout, record: VariantRecord) -> None:
     art = layout.artifact(record.name)
-    manifest_path = art / "manifest.json"
+    manifest_path = art / MANIFEST
     if not manifest_path.is_file():
         return
     record.manifest = ArtifactManifest.load(manifest_path).dump()
@@ -189,7 +189,7 @@ def _calibration(layout: Layout, manifest: dict) -> Dataset | None:
     if not used.get("content_sha256"):
         return None  # a scheme that uses no data
     folder = layout.calibration_set(used["name"])
-    card_path = folder / "card.json"
+    card_path = folder / CARD
     card = CalibrationCard.load(card_path).dump() if card_path.is_file() else {}
     return _dataset(f"calibration/{used['name']}", "calibration", folder, used["content_sha256"],
                     card)
@@ -197,7 +197,7 @@ def _calibration(layout: Layout, manifest: dict) -> Dataset | None:
 
 def _evalset(layout: Layout, metrics: dict) -> Dataset:
     folder = layout.evalset
-    card_path = folder / "card.json"
+    card_path = folder / CARD
     card = EvalsetCard.load(card_path).dump() if card_path.is_file() else {}
     used = metrics.get("evalset_sha256") or card.get("content_sha256")
     if not used:
