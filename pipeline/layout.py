@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from pipeline.contracts.files import COMPARISON
+from pipeline.contracts.files import COMPARISON, RUN_RECORD
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,16 @@ class Layout:
     def artifact(self, variant: str) -> Path:
         return self.artifacts / variant
 
+    @property
+    def quantize_runs(self) -> Path:
+        return self.root / self.params.quantize.runs_dir
+
     def quantize_run(self, variant: str) -> Path:
         """The quantization's run record: times, memory, host, git commit (not the artifact's)."""
-        return self.root / self.params.quantize.runs_dir / f"{variant}.json"
+        return self.quantize_runs / RUN_RECORD.format(name=variant)
 
     def quantize_log(self, variant: str) -> Path:
-        return self.root / self.params.quantize.runs_dir / f"{variant}.log"
+        return self.quantize_runs / f"{variant}.log"
 
     @property
     def results(self) -> Path:

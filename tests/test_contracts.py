@@ -301,3 +301,25 @@ def test_the_quantize_stage_cannot_write_a_manifest_its_readers_would_refuse(tmp
         build_manifest(tmp_path, lineage={"variant": "w4", "scheme": "s", "format": "f", "backend": "b"},
                        contract=ArtifactManifest)
     assert not (tmp_path / "manifest.json").exists()
+
+
+def test_the_contract_map_reads_a_bad_record_line_as_an_error_naming_it(tmp_path):
+    from pipeline.contract_map import contract_files
+    from pipeline.contracts import ContractError
+    from pipeline.layout import Layout
+
+    params = SimpleNamespace(quantize=SimpleNamespace(out_dir=Path("artifacts"), runs_dir=Path("runs/quantize")),
+                             split=SimpleNamespace(out_dir=Path("data")),
+                             evaluate=SimpleNamespace(out_dir=Path("results"), evalset=Path("data/evalset")),
+                             bench=SimpleNamespace(out_dir=Path("results/bench")),
+                             compare=SimpleNamespace(out_dir=Path("reports")),
+                             handoff=SimpleNamespace(out_dir=Path("handoff")))
+    good = {"id": "a", "slices": {"scenario": "faq"}, "score": 1.0}
+    (tmp_path / "results" / "v").mkdir(parents=True)
+    (tmp_path / "results" / "v" / "samples.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({"id": "b"}) + "\n")
+    found = dict(contract_files(Layout(tmp_path, params)))
+    reader = found[tmp_path / "results" / "v" / "samples.jsonl"]
+    with pytest.raises(ContractError, match=r"samples.jsonl:2: not a SampleRecord line: .*score"):
+        reader(tmp_path / "results" / "v" / "samples.jsonl")
+    (tmp_path / "results" / "v" / "samples.jsonl").write_text(json.dumps(good) + "\n")
+    assert [r.score for r in reader(tmp_path / "results" / "v" / "samples.jsonl")] == [1.0]

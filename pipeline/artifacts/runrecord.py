@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 from pipeline.io import write_json
 from pipeline.contracts.files import QUANTIZE_RUN_SCHEMA
+from pipeline.contracts.stage_results import QuantizeRun
 
 SCHEMA = QUANTIZE_RUN_SCHEMA
 
@@ -64,7 +65,7 @@ def run_context(root: Path, version: str) -> dict[str, Any]:
 def write_run_record(path: Path, record: dict[str, Any]) -> None:
     """Written atomically (a temporary file renamed into place)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    write_json(tmp, {"schema": SCHEMA, **record})
+    write_json(tmp, QuantizeRun.read({"schema": SCHEMA, **record}, path).dump())
     tmp.replace(path)
 
 
@@ -76,7 +77,7 @@ def read_run_record(path: Path) -> dict[str, Any]:
     if record.get("schema") != SCHEMA:
         raise ValueError(f"{path}: schema {record.get('schema')!r}, expected {SCHEMA!r} — fix: "
                          "re-run its quantize stage (`dvc repro quantize@<variant>`)")
-    return record
+    return QuantizeRun.read(record, path).dump()
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@ between unlike runs is exactly the silent regression (or phantom) this tool exis
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pipeline.contracts import Comparison, Metrics
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import BENCH, COMPARISON, METRICS, SAMPLES
+from pipeline.contracts import BenchResults, SampleRecord, read_lines
 
 log = logging.getLogger(__name__)
 SCHEMA = Comparison.SCHEMA
@@ -41,7 +41,8 @@ def load_results(results: Path, name: str) -> tuple[dict, list[dict]]:
         raise CompareError(f"{d}: no metrics.json — variant {name!r} was not evaluated (or its "
                            f"evaluation failed) — fix: `dvc repro evaluate@{name}`")
     metrics = Metrics.load(d / METRICS).dump()  # an old or foreign file: ContractError
-    records = [json.loads(line) for line in (d / SAMPLES).read_text().splitlines() if line]
+    records = [r.model_dump(exclude_unset=True)  # the contract checked, the consumers still on dicts
+               for r in read_lines(SampleRecord, d / SAMPLES, writer=f"`dvc repro evaluate@{d.name}`")]
     return metrics, records
 
 
@@ -330,7 +331,7 @@ def run(params, layout, *, baseline: str | None = None,
             v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
     bench = layout.bench / BENCH
     if bench.is_file():
-        measured = json.loads(bench.read_text())
+        measured = BenchResults.load(bench).dump()
         out["bench"] = measured.get("ratios")
         out["bench_node"] = measured.get("hardware")
     dest = layout.reports

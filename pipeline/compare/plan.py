@@ -27,6 +27,7 @@ from scipy import stats as st
 from pipeline.stats import noninferiority as ni
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import EVALSET_ITEMS, PLAN_SCHEMA, SAMPLES
+from pipeline.contracts import SampleRecord, read_lines
 
 
 class PlanError(QpipeError, ValueError):
@@ -47,8 +48,8 @@ def _items(params, layout) -> tuple[list[dict], str]:
     scores), else from the evaluation set itself."""
     results = layout.result(params.baseline) / SAMPLES
     if results.is_file():
-        rows = [json.loads(x) for x in results.read_text().splitlines() if x]
-        return [_item(r) for r in rows], str(results)
+        rows = read_lines(SampleRecord, results, writer=f"`dvc repro evaluate@{params.baseline}`")
+        return [_item(r.model_dump(exclude_unset=True)) for r in rows], str(results)
     evalset = layout.evalset / EVALSET_ITEMS
     if not evalset.is_file():
         raise PlanError(f"neither {results} nor {evalset} exists — fix: `dvc repro split` (the "

@@ -43,6 +43,7 @@ DIVERGENCE_REFERENCE = "reference.json"
 BUNDLE_INDEX = "index.json"
 EVALUATION = "evaluation.json"
 QUANTIZE_RUN = "quantize_run.json"
+RUN_RECORD = "{name}.json"  # runs/quantize/<variant>.json, the run record a bundle copies as QUANTIZE_RUN
 MODEL_CARD = "MODEL_CARD.md"
 TRACKING_PENDING = "tracking-pending.json"
 

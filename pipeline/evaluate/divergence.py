@@ -26,7 +26,6 @@ in it. A format that transformers cannot load here is recorded as not measured, 
 
 from __future__ import annotations
 
-import json
 import logging
 import tempfile
 import time
@@ -44,6 +43,8 @@ from pipeline.layout import Layout
 from pipeline.evaluate.passes import (logprobs, chunk_passes, chunk_sequences, continuation, loglik,
                                      sequence_passes)
 from pipeline.contracts.files import DIVERGENCE_SCHEMA, METRICS, SAMPLES
+from pipeline.contracts import DivergenceRecord, DivergenceResult
+from pipeline.contracts.records import line
 
 log = logging.getLogger(__name__)
 SCHEMA = DIVERGENCE_SCHEMA
@@ -319,16 +320,15 @@ def engine_measure(params, layout: Layout, name: str, prompts, outs,
 def _write(dest: Path, name: str, result: dict, rows: list[dict]) -> dict:
     dest.mkdir(parents=True, exist_ok=True)
     with atomic_dirs(dest, [name]) as dirs:
-        write_json(dirs[name] / METRICS, result)
+        write_json(dirs[name] / METRICS, DivergenceResult.read(result, dirs[name] / METRICS).dump())
         with (dirs[name] / SAMPLES).open("w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(r, sort_keys=True) + "\n")
+            fh.writelines(line(DivergenceRecord.model_validate(r), compact=False) for r in rows)
     return result
 
 
 def load(results: Path, name: str) -> dict[str, Any] | None:
     path = results / "divergence" / name / METRICS
-    return json.loads(path.read_text()) if path.is_file() else None
+    return DivergenceResult.load(path).dump() if path.is_file() else None
 
 
 def summary_line(name: str, r: dict[str, Any]) -> str:

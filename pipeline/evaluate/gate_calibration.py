@@ -40,6 +40,7 @@ from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
 from pipeline.contracts.files import GATE_CALIBRATION, GATE_CALIBRATION_SCHEMA
+from pipeline.contracts import GateCalibration
 
 log = logging.getLogger(__name__)
 SCHEMA = GATE_CALIBRATION_SCHEMA
@@ -174,7 +175,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
                           f"{100 * cfg.target_drop:.0f} points: margins beyond its largest drop "
                           "cannot be calibrated (raise gate_calibration.max_steps or start)")
     with atomic_dirs(dest.parent, [dest.name]) as staged:
-        write_json(staged[dest.name] / FILE, result)
+        write_json(staged[dest.name] / FILE, GateCalibration.read(result, dest / FILE).dump())
     return result
 
 
@@ -209,7 +210,7 @@ def load(layout: Layout) -> dict[str, Any] | None:
     if data.get("schema") != SCHEMA:
         raise GateCalibrationError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r} — "
                                    "fix: `dvc repro gate_calibration`")
-    return data
+    return GateCalibration.read(data, path).dump()
 
 
 def summary_line(r: dict[str, Any]) -> str:

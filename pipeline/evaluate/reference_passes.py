@@ -39,6 +39,7 @@ from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
 from pipeline.contracts.files import DIVERGENCE_REFERENCE, SAMPLES
+from pipeline.contracts import SampleRecord, read_lines
 
 log = logging.getLogger(__name__)
 PARAMS = Declared("divergence_reference", "model", "evaluate.evalset", "divergence.reference",
@@ -66,8 +67,7 @@ def teacher_forced(params, layout: Layout, tokenizer) -> dict[str, Any]:
         raise ReferencePassesError(f"{records} does not exist — the baseline's greedy outputs are "
                                    f"the teacher-forcing path — fix: `dvc repro evaluate@{reference}`")
     evalset = load_evalset(layout.evalset)
-    outputs = {r["id"]: r["output"] for r in
-               (json.loads(x) for x in records.read_text(encoding="utf-8").splitlines() if x)}
+    outputs = {r.id: r.output for r in read_lines(SampleRecord, records, writer=f"`dvc repro evaluate@{reference}`")}
     items = [i for i in evalset.items if i.id in outputs]
     if len(items) != len(outputs):
         raise ReferencePassesError(f"{records} holds items that are not in {params.evaluate.evalset} "

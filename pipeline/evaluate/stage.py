@@ -29,9 +29,10 @@ from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harne
                                        load_evalset, render, run_prompts)
 from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared
-from pipeline.io import atomic_dirs, jsonl_line, write_json
+from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, RUN, SAMPLES
+from pipeline.contracts.records import SampleRecord, line
 
 log = logging.getLogger(__name__)
 SCHEMA = Metrics.SCHEMA  # run.json carries the same id
@@ -229,7 +230,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.get("content_sha256"),
                         "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
     with (out / SAMPLES).open("w", encoding="utf-8") as fh:
-        fh.writelines(jsonl_line(r) for r in records)
+        fh.writelines(line(SampleRecord.model_validate(r)) for r in records)
     write_json(out / RUN, run)
     write_json(out / METRICS, metrics)
     return metrics

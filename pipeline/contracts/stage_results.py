@@ -1,0 +1,84 @@
+"""The results files that had no class of their own: divergence@<variant>'s summary, the gate
+calibration, bench's measurements and a quantize run's record. Their typed fields are what the
+stages after them read; the open-ended parts (an engine's extras, tool and host facts) stay as
+their writer put them."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict
+
+from pipeline.contracts.contract import Contract, Num
+from pipeline.contracts.files import (BENCH, BENCH_SCHEMA, DIVERGENCE_SCHEMA, GATE_CALIBRATION,
+                                      GATE_CALIBRATION_SCHEMA, METRICS, QUANTIZE_RUN_SCHEMA, RUN_RECORD)
+
+
+class OpenContract(Contract):
+    model_config = ConfigDict(extra="allow")
+
+
+class DivergenceResult(OpenContract):
+    """`results/divergence/<variant>/metrics.json`: the variant's distribution against the
+    reference's, teacher-forced (overall and per slice), or why it was not measured."""
+
+    SCHEMA: ClassVar[str] = DIVERGENCE_SCHEMA
+    FILE: ClassVar[str] = METRICS
+    WRITER: ClassVar[str] = "divergence@{name}"
+
+    variant: str
+    reference: str | None = None
+    measured: bool
+    method: str | None = None
+    overall: dict[str, Any] | None = None
+    slices: dict[str, dict[str, Any]] | None = None
+    evalset_sha256: str | None = None
+    artifact_sha256: str | None = None
+    seconds: Num | None = None
+
+
+class GateCalibration(Contract):
+    """`results/gate-calibration/calibration.json`: the noise ladder of this base model on this
+    evaluation set (accuracy and signals per step), from which compare derives its limits."""
+
+    SCHEMA: ClassVar[str] = GATE_CALIBRATION_SCHEMA
+    FILE: ClassVar[str] = GATE_CALIBRATION
+    WRITER: ClassVar[str] = "gate_calibration"
+
+    reference: str
+    artifact_sha256: str
+    evalset_sha256: str
+    method: str
+    items: list[str]
+    base_accuracy: Num
+    base_correct: list[int]
+    steps: list[dict[str, Any]]
+    note: str | None = None  # why margins beyond the ladder's largest drop cannot be calibrated
+
+
+class BenchResults(OpenContract):
+    """`results/bench/bench.json`: every variant's measured speed and memory on this node, and
+    the ratios against each one's engine-matched reference."""
+
+    SCHEMA: ClassVar[str] = BENCH_SCHEMA
+    FILE: ClassVar[str] = BENCH
+    WRITER: ClassVar[str] = "bench"
+
+    baseline: str
+    measurements: list[dict[str, Any]]
+    ratios: dict[str, Any]
+
+
+class QuantizeRun(OpenContract):
+    """`runs/quantize/<variant>.json`: how one artifact was made (status, times, peak memory,
+    host, git, backend facts)."""
+
+    SCHEMA: ClassVar[str] = QUANTIZE_RUN_SCHEMA
+    FILE: ClassVar[str] = RUN_RECORD
+    WRITER: ClassVar[str] = "quantize@{name}"
+
+    variant: str
+    status: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    wall_seconds: Num | None = None
