@@ -12,11 +12,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pipeline.contracts import (ArtifactManifest, BenchResults, BundleIndex, CalibrationCard, Comparison,
-                                DivergenceRecord, DivergenceResult, EvalItem, EvalsetCard, GateCalibration,
-                                Metrics, QuantizeRun, ReferencePasses, SampleRecord, read_lines)
-from pipeline.contracts.files import (BENCH, CARD, COMPARISON, DIVERGENCE_REFERENCE, EVALSET_ITEMS,
-                                      GATE_CALIBRATION, MANIFEST, METRICS, QUANTIZE_RUN, RUN_RECORD, SAMPLES)
+from pipeline.contracts import (ArtifactManifest, BenchResults, BundleEvaluation, BundleIndex, CalibrationCard,
+                                Comparison, DivergenceRecord, DivergenceResult, EvalItem, EvalRun, EvalsetCard,
+                                GateCalibration, HandoffIndex, Metrics, QuantizeRun, ReferencePasses, SampleRecord,
+                                read_lines)
+from pipeline.contracts.files import (BENCH, BUNDLE_INDEX, CARD, COMPARISON, DIVERGENCE_REFERENCE, EVALSET_ITEMS,
+                                      EVALUATION, GATE_CALIBRATION, MANIFEST, METRICS, QUANTIZE_RUN, RUN, RUN_RECORD,
+                                      SAMPLES)
 from pipeline.layout import Layout
 
 Reader = Callable[[Path], Any]
@@ -41,7 +43,9 @@ def contract_files(layout: Layout) -> Iterator[tuple[Path, Reader]]:
         (layout.gate_calibration, GATE_CALIBRATION, GateCalibration.load),
         (layout.bench, BENCH, BenchResults.load),
         (layout.reports, COMPARISON, Comparison.load),
+        (layout.handoff, BUNDLE_INDEX, HandoffIndex.load),
         (layout.handoff, f"*/{MANIFEST}", BundleIndex.load),
+        (layout.handoff, f"*/{EVALUATION}", BundleEvaluation.load),
         # a bundle's verbatim copies
         (layout.handoff, f"*/{METRICS}", Metrics.load),
         (layout.handoff, f"*/model/{MANIFEST}", ArtifactManifest.load),
@@ -53,6 +57,6 @@ def contract_files(layout: Layout) -> Iterator[tuple[Path, Reader]]:
             yield path, reader
     for d in sorted(p for p in layout.results.iterdir() if p.is_dir() and p not in special) \
             if layout.results.is_dir() else []:
-        for name, reader in ((METRICS, Metrics.load), (SAMPLES, _lines(SampleRecord))):
+        for name, reader in ((METRICS, Metrics.load), (SAMPLES, _lines(SampleRecord)), (RUN, EvalRun.load)):
             if (d / name).is_file():
                 yield d / name, reader

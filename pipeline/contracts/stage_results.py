@@ -1,5 +1,6 @@
 """The results files that had no class of their own: divergence@<variant>'s summary, the gate
-calibration, bench's measurements and a quantize run's record. Their typed fields are what the
+calibration, bench's measurements, a quantize run's and an evaluation run's records, the handoff
+index and a bundle's evaluation. Their typed fields are what the
 stages after them read; the open-ended parts (an engine's extras, tool and host facts) stay as
 their writer put them."""
 
@@ -10,8 +11,9 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict
 
 from pipeline.contracts.contract import Contract, Num
-from pipeline.contracts.files import (BENCH, BENCH_SCHEMA, DIVERGENCE_SCHEMA, GATE_CALIBRATION,
-                                      GATE_CALIBRATION_SCHEMA, METRICS, QUANTIZE_RUN_SCHEMA, RUN_RECORD)
+from pipeline.contracts.files import (BENCH, BENCH_SCHEMA, BUNDLE_EVALUATION_SCHEMA, BUNDLE_INDEX, DIVERGENCE_SCHEMA,
+                                      EVAL_RUN_SCHEMA, EVALUATION, GATE_CALIBRATION, GATE_CALIBRATION_SCHEMA,
+                                      HANDOFF_INDEX_SCHEMA, METRICS, QUANTIZE_RUN_SCHEMA, RUN, RUN_RECORD)
 
 
 class OpenContract(Contract):
@@ -82,3 +84,44 @@ class QuantizeRun(OpenContract):
     started_at: str | None = None
     finished_at: str | None = None
     wall_seconds: Num | None = None
+
+
+class EvalRun(OpenContract):
+    """`results/<variant>/run.json`: how the evaluation ran (engine, hardware, settings, start-up,
+    the artifact served) — run facts, beside the results in metrics.json."""
+
+    SCHEMA: ClassVar[str] = EVAL_RUN_SCHEMA
+    FILE: ClassVar[str] = RUN
+    WRITER: ClassVar[str] = "evaluate@{name}"
+
+    variant: str
+    served: bool = True
+    reason: str | None = None
+    engine: dict[str, Any] | None = None
+    evalset_sha256: str | None = None
+    harness_version: str | None = None
+
+
+class HandoffIndex(Contract):
+    """`handoff/index.json`: the bundles made (their content hash and folder) and every variant
+    left out with why."""
+
+    SCHEMA: ClassVar[str] = HANDOFF_INDEX_SCHEMA
+    FILE: ClassVar[str] = BUNDLE_INDEX
+    WRITER: ClassVar[str] = "handoff"
+
+    gate_profile: str | None
+    bundles: dict[str, dict[str, str]]
+    left_out: dict[str, str]
+
+
+class BundleEvaluation(Contract):
+    """`handoff/<variant>/evaluation.json`: the variant's metrics and its comparison entry, as
+    the bundle's model card states them."""
+
+    SCHEMA: ClassVar[str] = BUNDLE_EVALUATION_SCHEMA
+    FILE: ClassVar[str] = EVALUATION
+    WRITER: ClassVar[str] = "handoff"
+
+    metrics: dict[str, Any]
+    comparison: dict[str, Any]

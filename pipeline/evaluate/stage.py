@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline import progress
 from pipeline.artifacts.manifest import require_verified
-from pipeline.contracts import Metrics
+from pipeline.contracts import EvalRun, Metrics
 from pipeline.errors import QpipeError
 from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
@@ -35,7 +35,7 @@ from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, 
 from pipeline.contracts.records import SampleRecord, line
 
 log = logging.getLogger(__name__)
-SCHEMA = Metrics.SCHEMA  # run.json carries the same id
+SCHEMA = Metrics.SCHEMA
 
 PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}")
 
@@ -220,7 +220,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     if harness_results is not None:
         metrics["lm_eval"] = harness_results
     metrics = Metrics.read(metrics, out / METRICS).dump()  # the contract, typed
-    run = {"schema": SCHEMA, "variant": name, "engine": info.__dict__,
+    run = {"variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
                         "replicas": ev.replicas, "warmup": ev.warmup, "limit": ev.limit, "decoding": "greedy",
@@ -231,15 +231,15 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                         "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
     with (out / SAMPLES).open("w", encoding="utf-8") as fh:
         fh.writelines(line(SampleRecord.model_validate(r)) for r in records)
-    write_json(out / RUN, run)
+    write_json(out / RUN, EvalRun.model_validate(run).dump())
     write_json(out / METRICS, metrics)
     return metrics
 
 
 def not_served(params, name: str, out: Path) -> dict[str, Any]:
-    metrics = Metrics(variant=name, served=False,
-                      reason=f"not served here: {params.variants[name].reason}").dump()
-    write_json(out / RUN, metrics)
+    why = f"not served here: {params.variants[name].reason}"
+    metrics = Metrics(variant=name, served=False, reason=why).dump()
+    write_json(out / RUN, EvalRun(variant=name, served=False, reason=why).dump())
     write_json(out / METRICS, metrics)
     (out / SAMPLES).write_text("")
     return metrics

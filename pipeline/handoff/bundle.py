@@ -23,7 +23,7 @@ from typing import Any
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.artifacts.runrecord import read_run_record
 from pipeline.engines.base import engine_names, get_engine
-from pipeline.contracts import BundleIndex, CalibrationCard, Metrics
+from pipeline.contracts import BundleEvaluation, BundleIndex, CalibrationCard, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
@@ -156,7 +156,7 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
         if run:  # how the artifact was made: times, memory, host, git commit
             shutil.copy2(run_path, out / QUANTIZE_RUN)
         evaluation = {"metrics": metrics, "comparison": entry}
-        write_json(out / EVALUATION, evaluation)
+        write_json(out / EVALUATION, BundleEvaluation.model_validate(evaluation).dump())
         serve = serve_command(params, engine, variant, out / "model")
         (out / MODEL_CARD).write_text(
             model_card(variant, manifest, evaluation, comparison, calib, engine, serve,

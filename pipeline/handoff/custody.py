@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts.manifest import MANIFEST, Mismatch, VerificationError, require_verified, verify
-from pipeline.contracts import BundleIndex, ContractError, Metrics
+from pipeline.contracts import BundleEvaluation, BundleIndex, ContractError, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
@@ -109,8 +109,7 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
         out.append(Mismatch(METRICS, "not the evaluation results the comparison read"))
     elif Metrics.load(metrics).artifact_sha256 != art:
         out.append(Mismatch(METRICS, "records another artifact than the bundle's model"))
-    evaluation = json.loads((bundle / EVALUATION).read_text()) \
-        if (bundle / EVALUATION).is_file() else {}
+    evaluation = BundleEvaluation.load(bundle / EVALUATION).dump() if (bundle / EVALUATION).is_file() else {}
     entry = evaluation.get("comparison") or {}
     if (entry.get("custody") or {}).get("artifact_sha256") != art:
         out.append(Mismatch(EVALUATION, "its comparison entry paired another artifact"))

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.contracts import BundleIndex, Comparison, ContractError
+from pipeline.contracts import BundleIndex, Comparison, ContractError, HandoffIndex
 from pipeline.handoff import bundle
 from pipeline.handoff import custody
 from pipeline.io import write_json
@@ -82,7 +82,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
     for stale in dest.iterdir():  # bundles of variants that no longer pass — bundles only
         if stale.name not in index["bundles"] and _made_here(stale):
             shutil.rmtree(stale)
-    write_json(dest / BUNDLE_INDEX, index)
+    write_json(dest / BUNDLE_INDEX, HandoffIndex.model_validate(index).dump())
     return index
 
 
