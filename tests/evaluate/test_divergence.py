@@ -48,7 +48,8 @@ def project(served, tmp_path_factory):
     items = [json.loads(x) for x in (root / "data" / "evalset" / "evalset.jsonl").read_text().splitlines()[:24]]
     # the teacher-forcing path: any fixed text per item (here the gold answer, reworded)
     (results / "samples.jsonl").write_text("".join(
-        json.dumps({"id": r["id"], "output": "Sure. " + (r.get("reference") or "")}) + "\n" for r in items))
+        json.dumps({"id": r["id"], "slices": r["slices"], "score": 0.0,
+                    "output": "Sure. " + (r.get("reference") or "")}) + "\n" for r in items))
     reference_passes.run(*stage_args(params, root, reference_passes.PARAMS))  # divergence_reference
     return params, root
 
