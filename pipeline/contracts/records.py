@@ -19,6 +19,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from pipeline.contracts.contract import ContractError, Num, OpenPart, Part, describe
+from pipeline.io import jsonl_line
 
 R = TypeVar("R", bound=Part)
 
@@ -61,9 +62,7 @@ def line(record: Part, *, compact: bool = True) -> str:
     """The record as one JSONL line, keys sorted: compact and UTF-8 (evaluation records), or
     with json's default separators and escapes (divergence records)."""
     data = record.model_dump(mode="json", exclude_unset=True)
-    if compact:
-        return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
-    return json.dumps(data, sort_keys=True) + "\n"
+    return jsonl_line(data) if compact else json.dumps(data, sort_keys=True) + "\n"
 
 
 def read_lines(cls: type[R], path: Path, *, writer: str = "the stage that writes it") -> list[R]:
