@@ -6,10 +6,18 @@ plants them (a null at a discordance, a loss of R points on top of it). Each rep
 items in a seeded random order and looks every `--look` items: the sequential verdict
 (pipeline.stats.sequential: alpha spending over Tango's statistic) stops at the first look whose
 boundary it crosses; the fixed-sample verdict reads the whole set. The criterion is overall
-accuracy against `--margin` (the default profile's 3 points); per-slice criteria are the next step.
+accuracy against `--margin` (the default profile's 3 points).
+
+With `--gate`, the whole gate of every profile instead (pipeline.compare.looks): after each
+look the project's own compare and gate code read every criterion — overall, critical slices,
+any-slice drops after Benjamini–Hochberg, JSON validity, output length — at the repeated-confidence
+level of the looks taken, and each profile's evaluation stops at its first settled look. Printed
+per scenario and profile: pass / fail / inconclusive against the fixed-sample gate on the whole
+set, and the share of the items the sequential design served.
 
     python benchmarks/sequential_validity.py --records results/baseline/samples.jsonl
     python benchmarks/sequential_validity.py --records <real project>/results/baseline/samples.jsonl --reps 400
+    python benchmarks/sequential_validity.py --gate --reps 200 --json gate.json
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from gate_validity import simulate as plant  # noqa: E402
+import gate_sequential  # noqa: E402
 
 from pipeline.stats.noninferiority import noninferiority  # noqa: E402
 from pipeline.stats.sequential import sequential_verdict  # noqa: E402
@@ -54,7 +63,13 @@ def main() -> None:
     ap.add_argument("--margin", type=float, default=0.03)
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--gate", action="store_true", help="the whole gate of every profile (see above)")
+    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml", help="with --gate: the project's params")
+    ap.add_argument("--workers", type=int, default=2, help="with --gate: processes")
     a = ap.parse_args()
+    if a.gate:
+        gate_sequential.main(a)
+        return
     records = [json.loads(x) for x in a.records.read_text(encoding="utf-8").splitlines() if x.strip()]
     acc = float(np.mean([r["score"] >= 1.0 for r in records]))
     print(f"{a.records.name}: {len(records)} items, accuracy {acc:.3f}; looks every {a.look}, margin "

@@ -142,13 +142,14 @@ def _ni(name: str, kind: str, what: str, s: dict, margin: float, alpha: float,
 
 def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg, *, alpha: float = 0.05,
                    power: float | None = 0.8, reference_role: str | None = None,
-                   limits: dict[str, Any] | None = None) -> dict[str, Any]:
+                   limits: dict[str, Any] | None = None, judge_gain: bool = True) -> dict[str, Any]:
     """The verdict for one compared variant (an entry of comparison.json's `variants`).
     `reference_role` names why a variant is a reference run (a noise-floor re-run, an engine's
     baseline): its accuracy criteria are judged, but it need not earn its keep. `power` is the
     power behind "items needed" for an inconclusive criterion (None: not estimated). `limits`:
     this model's derived signal limits (pipeline.compare.limits.derive), None where there are
-    none — the signals are then diagnostics."""
+    none — the signals are then diagnostics. `judge_gain=False` leaves the speed and size gain out
+    (a sequential evaluation's stopping rule: the evaluation settles quality, bench measures speed)."""
     t = thresholds(cfg)
     crit: list[dict[str, Any]] = []
     not_applicable: list[dict[str, str]] = []
@@ -171,7 +172,8 @@ def evaluate_gates(v: dict[str, Any], bench: dict[str, Any] | None, cfg, *, alph
     crit += signals.kld(v, t, limits, not_applicable)
     crit += signals.top1(v, limits, not_applicable)
     crit += signals.agreement(v, t, limits, alpha, not_applicable)
-    gain = _gain(v, bench, t, reference_role)
+    gain = _gain(v, bench, t, reference_role) if judge_gain else {
+        "verdict": None, "message": "not judged here: the evaluation settles quality; bench measures speed"}
     if gain.get("verdict") is None:
         not_applicable.append({"criterion": "gain", "why": gain["message"]})
     else:

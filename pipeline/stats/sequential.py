@@ -78,6 +78,34 @@ def _first_crossing(c: float, mvn, found: list[float], stay: float, increment: f
     return stay - float(mvn.cdf(np.array([*found, c]))) - increment
 
 
+def look_sizes(total: int, look: int) -> list[int]:
+    """The cumulative item counts at which a set of `total` items served `look` at a time is
+    looked at: look, 2·look, …, and the whole set last (a remainder under half a look joins the
+    last look rather than making a look of its own).
+
+    >>> look_sizes(1501, 250)
+    [250, 500, 750, 1000, 1250, 1501]
+    """
+    if look < 1 or total < 1:
+        raise ValueError(f"a look needs at least one item and the set at least one: look {look}, total {total}")
+    sizes = list(range(look, total, look))
+    if sizes and total - sizes[-1] < look / 2:
+        sizes.pop()
+    return sizes + [total]
+
+
+def repeated_alpha(looks: Sequence[int], total: int, alpha: float) -> float:
+    """The two-sided nominal level of the repeated confidence interval at the last of `looks`
+    (cumulative item counts out of `total`): 2·(1 − Φ(c_k)), c_k the boundary that spends α/2 a
+    side over these looks (O'Brien–Fleming type). Intervals at this level, taken at every look,
+    cover the truth all at once with probability ≥ 1 − α, so a verdict read from them at whatever
+    look a variant stops keeps its error rates, whichever rule decided to stop (Jennison &
+    Turnbull, "Interim analyses: the repeated confidence interval approach", JRSS B 51:305–361,
+    1989). At a single look at the whole set it is `alpha` itself, the fixed-sample level."""
+    crit = boundaries([n / total for n in looks], alpha / 2)[-1]
+    return float(2 * st.norm.sf(crit))
+
+
 def sequential_verdict(looks: Sequence[tuple[int, int, int]], total: int, margin: float,
                        alpha: float = 0.05) -> dict[str, Any]:
     """The verdict after cumulative looks (n, lost, gained) out of `total` planned items: `pass`
