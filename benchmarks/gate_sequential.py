@@ -1,7 +1,7 @@
 """The whole gate under the sequential design, on planted variants (`sequential_validity.py --gate`).
 
 Each replicate plants a variant on the baseline's records (gate_validity.simulate), draws a seeded
-serving order, and reads every profile's gate at each look with pipeline.compare.looks — the
+serving order, and reads every profile's gate at each look with pipeline.compare.stopping — the
 project's own compare and gate code, every interval at the repeated-confidence level of the looks
 taken. A profile's evaluation stops at its first settled look (every criterion passes, or one
 fails); the fixed-sample gate reads the whole set at α. The speed and size gain is left out of both:
@@ -24,7 +24,7 @@ from gate_validity import fake_metrics, plantable, scope_accuracy, simulate as p
 from pipeline.compare.deltas import compare_variant
 from pipeline.compare.gates import PROFILES, evaluate_gates
 from pipeline.compare.limits import derive
-from pipeline.compare.looks import gate_at_look, settled
+from pipeline.compare.stopping import gate_at_look, settled
 from pipeline.config import GatesConfig, load_params
 from pipeline.layout import Layout
 from pipeline.stats.sequential import look_sizes
@@ -37,8 +37,8 @@ def scenarios(params, slice_for_drop: str) -> list[dict]:
     base_d = params.compare.plan_discordance
     out = [{"name": f"null d={d:.1%}", "discordance": d} for d in (0.005, 0.01, 0.02)]
     out += [{"name": f"−{r} pts overall", "discordance": base_d, "extra_loss": r / 100} for r in (5,)]
-    out.append({"name": f"−10 pts in {slice_for_drop}", "discordance": base_d, "extra_loss": 0.10,
-                "in_slice": slice_for_drop})
+    for s in (slice_for_drop, "scenario=faq" if slice_for_drop != "scenario=faq" else "scenario=ticket"):
+        out.append({"name": f"−10 pts in {s}", "discordance": base_d, "extra_loss": 0.10, "in_slice": s})
     for p, t in PROFILES.items():
         out.append({"name": f"at the overall margin of {p} (−{100 * t.max_drop_overall:g})",
                     "discordance": base_d, "extra_loss": t.max_drop_overall, "margin_of": p,
@@ -78,7 +78,7 @@ def replicate(records, rng, sc, params, gate_cfgs, limits, look: int) -> dict[st
             else:  # the compared variant depends on the looks only: one per look
                 gate = evaluate_gates(first[0], None, gate_cfgs[p], alpha=first[1], power=None,
                                       limits=limits.get(p), judge_gain=False)
-            if settled(gate) or k == len(looks):
+            if settled(gate, first[0], final=k == len(looks)) or k == len(looks):
                 out[p] = {"verdict": gate["verdict"], "items": looks[k - 1], "criteria": gate["criteria"]}
                 open_profiles.discard(p)
         if not open_profiles:

@@ -46,7 +46,8 @@ def project(out: Path, variants: list[str], limit: int | None, start: float, max
     data["model"].update(name="smollm2-135m-instruct", path="models/real", gguf_pre_tokenizer=None)
     base = data["variants"]["baseline"]
     data["variants"] = {"baseline": base} | {
-        v: {"backend": b, "scheme": s, "recipe": f"recipes/{s}.yaml", "calibration": c}
+        v: {"backend": b, "scheme": s, "recipe": f"recipes/{s}.yaml", "calibration": c,
+            "reference": "gguf_f16" if b == "llamacpp" and s != "gguf_f16" else "baseline"}
         for v, (b, s, c) in MATRIX.items() if v in variants}
     data["evaluate"].update(limit=limit, max_tokens=max_tokens, lm_eval={"tasks": []})
     # llama.cpp decodes four requests per batch (a 135M model: ~60 tokens/s on one stream here),

@@ -8,7 +8,7 @@ items in a seeded random order and looks every `--look` items: the sequential ve
 boundary it crosses; the fixed-sample verdict reads the whole set. The criterion is overall
 accuracy against `--margin` (the default profile's 3 points).
 
-With `--gate`, the whole gate of every profile instead (pipeline.compare.looks): after each
+With `--gate`, the whole gate of every profile instead (pipeline.compare.stopping): after each
 look the project's own compare and gate code read every criterion — overall, critical slices,
 any-slice drops after Benjamini–Hochberg, JSON validity, output length — at the repeated-confidence
 level of the looks taken, and each profile's evaluation stops at its first settled look. Printed

@@ -167,7 +167,6 @@ def calib_none(params: Path = ParamsOpt) -> None:
 def calib_inspect(name: str, params: Path = ParamsOpt) -> None:
     """Composition (scenario × length bucket, hard share) and hash of a built set."""
     from pipeline.calibration.inspect import inspect_set
-
     for shown in _guarded(inspect_set, _params(params, check_files=False)[1], name):
         Console().print(shown)
 
@@ -176,7 +175,6 @@ def calib_inspect(name: str, params: Path = ParamsOpt) -> None:
 def calib_diff(a: str, b: str, params: Path = ParamsOpt) -> None:
     """What changed between two versions of a set (names or directories)."""
     from pipeline.calibration.inspect import diff_sets
-
     typer.echo(json.dumps(_guarded(diff_sets, _params(params, check_files=False)[1], a, b), indent=2))
 
 
@@ -185,7 +183,6 @@ def calib_freeze(name: str, params: Path = ParamsOpt,
                  out: Optional[Path] = typer.Option(None, help="Default: calibration/specs/<set>.ids")) -> None:
     """Write a set's sample ids to a committed file, for `rotation.previous`."""
     from pipeline.calibration.inspect import freeze_set
-
     typer.echo(_guarded(freeze_set, _params(params, check_files=False)[1], name, out))
 
 
@@ -239,12 +236,20 @@ def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml
           params: Path = ParamsOpt) -> None:
     """Serve one variant with its engine and evaluate it on the business evaluation set
     into results/<variant>/ (samples.jsonl, metrics.json, run.json, engine.log)."""
+    from pipeline.compare.stopping import stop_rule  # a sequential evaluation stops by compare's rule
     from pipeline.evaluate.stage import PARAMS, run, summary_line
 
     p, layout = _params(params, variant=variant)
     with _failure_tracked(p, layout, variant):
-        m = _guarded(run, p.for_stage(PARAMS, variant), layout, variant)
+        m = _guarded(run, p.for_stage(PARAMS, variant), layout, variant, rules=stop_rule)
     typer.echo(summary_line(variant, m))
+
+
+@app.command("eval-none")
+def eval_none(params: Path = ParamsOpt) -> None:
+    """Write the reference `none` (what the baseline is judged against: no records)."""
+    from pipeline.evaluate.no_reference import PARAMS, run
+    typer.echo(f"wrote {_stage(run, params, declared=PARAMS, check_files=False)}")
 
 
 @app.command()
@@ -268,11 +273,9 @@ def bench(params: Path = ParamsOpt) -> None:
 
 
 @app.command()
-def compare(params: Path = ParamsOpt,
-            baseline: Optional[str] = typer.Option(None, help="Another results folder to pair "
-                                                   "against (default: the baseline variant)."),
-            variant: Optional[list[str]] = typer.Option(None, "--variant",
-                                                        help="Only these (repeatable).")) -> None:
+def compare(params: Path = ParamsOpt, baseline: Optional[str] = typer.Option(
+        None, help="Another results folder to pair against (default: the baseline variant)."),
+            variant: Optional[list[str]] = typer.Option(None, "--variant", help="Only these (repeatable).")) -> None:
     """Paired statistics of every variant against the baseline, gates, utility, Pareto front,
     calibration effect and plots → compare.out_dir/ (comparison.json, comparison.md, PNGs)."""
     from pipeline.compare.summary import summary_lines
@@ -342,11 +345,7 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
     from pipeline.compare.diff_engines import run, summary_lines
 
     p, layout = _params(params, variant=variant)
-    pair = [e.strip() for e in engines.split(",") if e.strip()]
-    if len(pair) != 2:
-        console.print("--engines takes exactly two engine names, e.g. vllm,transformers")
-        raise typer.Exit(2)
-    _echo(summary_lines(_guarded(run, p, layout, variant, pair, profile=profile)))
+    _echo(summary_lines(_guarded(run, p, layout, variant, engines, profile=profile)))
 
 
 @app.command()

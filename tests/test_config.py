@@ -185,6 +185,26 @@ def test_calibration_none_only_for_schemes_without_data(tmp_path, params):
     assert "calibration: none" in problem.fix
 
 
+@pytest.mark.parametrize("variant,reference,key,message", [
+    ("gptq_w4a16_business", None, "variants.gptq_w4a16_business.reference", "names no reference"),
+    ("baseline", "gguf_f16", "variants.baseline.reference", "is the baseline, judged against nothing"),
+    ("gptq_w4a16_business", "none", "variants.gptq_w4a16_business.reference", "must be judged against another"),
+    ("gptq_w4a16_business", "gptq_w4a16_business", "variants.gptq_w4a16_business.reference",
+     "must be judged against another"),
+    ("gguf_q8_0_business", "gguf_q2_k_business", "variants.gguf_q8_0_business.reference", "is quantized (gguf_q2_k)"),
+    ("gguf_q8_0_business", "gguf_f1", "variants.gguf_q8_0_business.reference", "'gguf_f1' is not defined"),
+])
+def test_every_variant_names_an_unquantized_reference(tmp_path, params, variant, reference, key, message):
+    """dvc.yaml runs a variant's evaluation after its reference's (a sequential evaluation stops
+    against those records): the baseline's is `none`, every other names an unquantized variant."""
+    if reference is None:
+        del params["variants"][variant]["reference"]
+    else:
+        params["variants"][variant]["reference"] = reference
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == key and message in problem.message, render_problems([problem])
+
+
 def test_engine_none_needs_a_reason(tmp_path, params):
     params["variants"]["nvfp4_business"]["engine"] = "none"
     params["variants"]["nvfp4_business"].pop("reason", None)

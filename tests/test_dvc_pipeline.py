@@ -33,7 +33,8 @@ if vllm_w4a16_problem() is None:
 else:
     BUSINESS, GENERAL, SCHEME = "w8a8_int8_business", "w8a8_int8_general", "w8a8_int8"
     PAIR = {name: {"backend": "llmcompressor", "scheme": SCHEME, "recipe": "recipes/w8a8_int8.yaml",
-                   "calibration": calib} for name, calib in ((BUSINESS, "business"), (GENERAL, "general"))}
+                   "calibration": calib, "reference": "baseline"}
+            for name, calib in ((BUSINESS, "business"), (GENERAL, "general"))}
 
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                "chat_template.jinja", "special_tokens_map.json", "model.safetensors")

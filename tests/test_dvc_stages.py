@@ -142,8 +142,8 @@ def test_a_stage_reading_an_undeclared_param_fails():
     assert list(view.variants) == ["gguf_f16"] and "baseline" not in view.variants
     assert view.engine_for("gguf_f16") == params.engine_for("gguf_f16")
     assert view.engine_settings("gguf_f16") == params.engine_settings("gguf_f16")
-    for read in (lambda: view.compare, lambda: view.variants["baseline"], lambda: view.baseline):
-        with pytest.raises(UndeclaredParamError, match=r"stage 'evaluate@gguf_f16' .* fix: add `(compare|"
+    for read in (lambda: view.compare.noise_floor, lambda: view.variants["baseline"], lambda: view.baseline):
+        with pytest.raises(UndeclaredParamError, match=r"stage 'evaluate@gguf_f16' .* fix: add `(compare\.noise_floor|"
                            r"variants\.baseline|variants)` to the `params:` of stage 'evaluate@gguf_f16' in dvc.yaml"):
             read()
     from pipeline.calibration import build

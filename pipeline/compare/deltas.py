@@ -17,15 +17,14 @@ from pipeline.config.gating import MLPERF_LENGTH_BAND
 from pipeline.evaluate import detectors
 import numpy as np
 
-from pipeline.evaluate import divergence
-
 from pipeline.stats import noninferiority as ni
 from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
+from pipeline.stats.sequential import repeated_alpha
 from pipeline.contracts import Comparison, Metrics
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import BENCH, COMPARISON, METRICS, SAMPLES
-from pipeline.contracts import BenchResults, SampleRecord, read_lines
+from pipeline.contracts import BenchResults, DivergenceResult, SampleRecord, read_lines
 
 log = logging.getLogger(__name__)
 SCHEMA = Comparison.SCHEMA
@@ -208,9 +207,15 @@ def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cf
             "speed": speed, "memory": m.get("memory")}
 
 
-def divergence_of(results: Path, name: str, evalset_sha256: str) -> dict[str, Any] | None:
+def _divergence(divergence_dir: Path, name: str) -> dict[str, Any] | None:
+    """divergence@<name>'s result, read through its contract; None where it was not run."""
+    path = divergence_dir / name / DivergenceResult.FILE
+    return DivergenceResult.load(path).dump() if path.is_file() else None
+
+
+def divergence_of(divergence_dir: Path, name: str, evalset_sha256: str) -> dict[str, Any] | None:
     """The variant's distribution-level signals (divergence@<variant>), or why there are none."""
-    d = divergence.load(results, name)
+    d = _divergence(divergence_dir, name)
     if d is None:
         return None
     if d.get("measured") and d.get("evalset_sha256") != evalset_sha256:
@@ -218,7 +223,7 @@ def divergence_of(results: Path, name: str, evalset_sha256: str) -> dict[str, An
                                           f"— fix: `dvc repro divergence@{name}`"}
     keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256", "engine")
     if d.get("long_generation"):
-        base = divergence.load(results, d.get("reference", "")) or {}
+        base = _divergence(divergence_dir, d.get("reference", "")) or {}
         lg = d["long_generation"]
         d["long_generation_summary"] = {
             "prompts": lg.get("prompts"), "max_len": lg.get("max_len"), "variant": lg.get("summary"),
@@ -263,6 +268,30 @@ def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> d
                        "outputs_changed_ci": [round(lo, 4), round(hi, 4)],
                        "results_changed_ci": [round(rlo, 4), round(rhi, 4)]}
     return out
+
+
+def sequential_design(name: str, m: dict, r: list[dict], ref: str, ref_r: list[dict],
+                      cfg) -> tuple[dict | None, list[dict]]:
+    """A sequential evaluation's design, checked against what it is paired with, with the level
+    its intervals are read at (the repeated level of the looks it took), and the reference's
+    records for the items it was served; (None, every record) for a full evaluation."""
+    seq = m.get("sequential")
+    if not seq:
+        return None, ref_r
+    problems = []
+    if seq["reference"] != ref:
+        problems.append(f"it stopped against {seq['reference']}'s records but is judged against {ref}'s "
+                        f"— fix: `reference: {ref}` in variants.{name}, then `dvc repro evaluate@{name}`")
+    if seq["total"] != len(ref_r):
+        problems.append(f"its design planned {seq['total']} items but {ref} has {len(ref_r)} — fix: "
+                        f"`dvc repro evaluate@{ref} evaluate@{name}`")
+    if seq["looks"][-1] != len(r):
+        problems.append(f"its last look served {seq['looks'][-1]} items but it has {len(r)} records")
+    if problems:
+        raise CompareError(f"{name}: " + "; ".join(problems))
+    ids = {x["id"] for x in r}
+    return ({**seq, "repeated_alpha": repeated_alpha(seq["looks"], seq["total"], cfg.alpha)},
+            [x for x in ref_r if x["id"] in ids])
 
 
 def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, Any]:
@@ -313,16 +342,21 @@ def run(params, layout, *, baseline: str | None = None,
             out["variants"][name] = {"variant": name, "served": False, "reason": m.get("reason")}
             continue
         ref_m, ref_r = all_loaded[refs[name]]
-        v = compare_variant(ref_m, ref_r, m, r, cfg, reference=refs[name])
+        seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg)
+        vcfg = cfg if seq is None else cfg.model_copy(update={"alpha": seq["repeated_alpha"]})
+        v = compare_variant(ref_m, ref_used, m, r, vcfg, reference=refs[name])
+        if seq is not None:
+            v["sequential"] = seq
         # The chain of custody: what was paired, by the hashes of the bytes evaluated.
         v["custody"] = custody_record(results, name, m, ref_m)
         if refs[name] != baseline:  # the total change against the baseline, beside it
-            total = compare_variant(base_m, base_r, m, r, cfg)
+            ids = {x["id"] for x in r}
+            total = compare_variant(base_m, [x for x in base_r if x["id"] in ids], m, r, vcfg)
             v["against_baseline"] = {"accuracy": total["accuracy"],
                                      "disagreement": total["disagreement"]}
         out["variants"][name] = v
     for name, v in out["variants"].items():
-        v["divergence"] = divergence_of(results, name, out["evalset_sha256"])
+        v["divergence"] = divergence_of(layout.divergence, name, out["evalset_sha256"])
     out["noise_floor"] = noise_floors(params, results, all_loaded, {**refs, baseline: baseline})
     for name, v in out["variants"].items():
         floor = out["noise_floor"].get(served_by.get(name, ""))

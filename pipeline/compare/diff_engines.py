@@ -14,14 +14,25 @@ from pipeline.evaluate import detectors
 from pipeline.compare.deltas import check_pairable, load_results, slice_table
 from pipeline.evaluate.stage import evaluate
 from pipeline.stats.paired import paired_accuracy
+from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 
 
-def run(params, layout, variant: str, engines: list[str], *,
+class DiffEnginesError(QpipeError, ValueError):
+    pass
+
+
+def run(params, layout, variant: str, engines: str | list[str], *,
         profile: str | None = None) -> dict[str, Any]:
-    """Serve `variant`'s artifact on both engines, one after the other; pair their records and
-    judge the difference by its tier (docs/rationale.md#engine-tiers) (`profile`, default gates.profile)."""
+    """Serve `variant`'s artifact on both engines (a list, or "a,b"), one after the other; pair
+    their records and judge the difference by its tier (docs/rationale.md#engine-tiers)
+    (`profile`, default gates.profile)."""
     from pipeline.compare.gates import ENGINE_DIFF_TIERS, engine_diff_verdict
+
+    if isinstance(engines, str):
+        engines = [e.strip() for e in engines.split(",") if e.strip()]
+    if len(engines) != 2:
+        raise DiffEnginesError(f"--engines takes exactly two engine names, e.g. vllm,transformers; got {engines}")
 
     profile = profile or params.gates.profile
     if profile not in ENGINE_DIFF_TIERS:  # before minutes of serving

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.evaluate import gate_calibration
+from pipeline.contracts import GateCalibration
 from pipeline.stats.gate_limits import derive_limit
 
 SIGNALS = {"kld": "mean token KL divergence (nats per token, item mean)",
@@ -39,7 +39,8 @@ def derive(layout, comparison: dict[str, Any] | None, margin: float, *, alpha: f
     """The limits for an accuracy `margin` from the calibration in `layout`, checked against
     the comparison's reference artifact and evaluation set (`comparison` None: before any
     comparison, as `qpipe plan` asks — unchecked)."""
-    data = gate_calibration.load(layout)
+    path = layout.gate_calibration / GateCalibration.FILE
+    data = GateCalibration.load(path).dump() if path.is_file() else None  # a foreign file: ContractError
     if data is None:
         return {"calibrated": False, "why": "no gate calibration for this model — the signals are "
                 "reported, not gated (fix: `dvc repro gate_calibration`)"}

@@ -85,7 +85,9 @@ def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]
         if name in roles:
             v["reference_role"] = roles[name]
         if v.get("served"):
-            v["gate"] = gates.evaluate_gates(v, bench, params.gates, alpha=params.compare.alpha,
+            # a sequential evaluation is read at the repeated level of the looks it took
+            level = (v.get("sequential") or {}).get("repeated_alpha", params.compare.alpha)
+            v["gate"] = gates.evaluate_gates(v, bench, params.gates, alpha=level,
                                              power=params.compare.power,
                                              reference_role=roles.get(name), limits=limits)
             v["utility"] = gates.utility(v, bench, params.utility)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pipeline.config.cross_checks import cross_section_issues
 from pipeline.config.delivery import HandoffConfig, TrackingConfig
 from pipeline.config.evaluation import (BenchConfig, DivergenceConfig, EvaluateConfig,
-                                        GateCalibrationConfig, LmEvalConfig)
+                                        GateCalibrationConfig, LmEvalConfig, SequentialConfig)
 from pipeline.config.fields import (
     MAX_WORKERS,
     Device,
@@ -61,8 +61,10 @@ from pipeline.config.scheme_tables import (
     BASELINE_SCHEMES,
     engine_names,
     NO_CALIBRATION,
+    NO_REFERENCE,
     SCHEMES,
     SchemeInfo,
+    UNQUANTIZED_SCHEMES,
 )
 from pipeline.config.serving import (
     EnginesConfig,
@@ -75,12 +77,14 @@ from pipeline.config.variants import LoadCheckConfig, QuantizeConfig, Variant
 from pipeline.config.yaml_lines import YamlDoc, dotted, read_yaml
 
 __all__ = [
-    "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "NO_CALIBRATION", "SCHEMES",
+    "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "NO_CALIBRATION", "NO_REFERENCE", "SCHEMES",
+    "UNQUANTIZED_SCHEMES",
     "backend_format", "backend_schemes", "engine_names", "family", "recipe_format",
     "BenchConfig", "CalibrationConfig", "CalibrationSet", "CompareConfig", "ConfigError",
     "DataConfig", "DedupConfig", "Device", "DivergenceConfig", "EnginesConfig", "EvaluateConfig",
     "GateCalibrationConfig",
     "GateThresholds", "GatesConfig", "HandoffConfig", "Issue", "LlamaCppSettings", "LmEvalConfig",
+    "SequentialConfig",
     "LoadCheckConfig", "Loc", "ModelConfig", "Name", "OpenAISettings", "OpenShare", "Params",
     "PiiConfig", "PositiveFloat", "PositiveInt", "Problem", "QuantizeConfig", "Rotation",
     "SchemeInfo", "Share", "SplitConfig", "TrackingConfig", "TransformersSettings",

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config.problems import Issue, known
-from pipeline.config.scheme_tables import BASELINE_SCHEMES, NO_CALIBRATION, backend_format, engine_names
+from pipeline.config.scheme_tables import (BASELINE_SCHEMES, NO_CALIBRATION, NO_REFERENCE, UNQUANTIZED_SCHEMES,
+                                           backend_format, engine_names)
 from pipeline.config.serving import EnginesConfig
 
 
@@ -59,7 +60,7 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
                 issues.append((("compare", key, engine), f"variant '{name}' is not defined",
                                known(str(name), variants, "Defined")))
             elif key == "engine_baselines" and \
-                    _mapping(variants[name]).get("scheme") not in (*BASELINE_SCHEMES, "gguf_f16", "gguf_bf16"):
+                    _mapping(variants[name]).get("scheme") not in UNQUANTIZED_SCHEMES:
                 issues.append((("compare", key, engine), f"'{name}' is quantized "
                                f"({_mapping(variants[name]).get('scheme')}), not an unquantized baseline",
                                "name a variant of the unquantized model in that engine's format "
@@ -73,6 +74,7 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
     elif _mapping(variants[reference]).get("scheme") not in BASELINE_SCHEMES:
         issues.append((("divergence", "reference"), f"'{reference}' is quantized, not a baseline",
                        "name the unquantized baseline variant (scheme bf16 or fp16)"))
+    issues += _reference_issues(variants)
     issues += _handoff_dir_issues(data)
     issues += _remote_code_issues(data)
     issues += _variant_name_issues(data)
@@ -89,9 +91,10 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
 def _variant_name_issues(data: Mapping[str, Any]) -> list[Issue]:
     """A variant's results live in <evaluate.out_dir>/<name>: a name must not be a folder that
     another stage writes there (divergence@ writes `divergence/`, divergence_reference
-    `divergence-reference/`, gate_calibration `gate-calibration/`, bench its out_dir)."""
+    `divergence-reference/`, gate_calibration `gate-calibration/`, evaluate_none `none/`, bench its
+    out_dir)."""
     results = str(_mapping(data.get("evaluate")).get("out_dir", "results")).strip("/")
-    taken = {"divergence", "divergence-reference", "gate-calibration"}
+    taken = {"divergence", "divergence-reference", "gate-calibration", NO_REFERENCE}
     bench = str(_mapping(data.get("bench")).get("out_dir", "results/bench")).strip("/")
     if bench.startswith(results + "/"):
         taken.add(bench[len(results) + 1:].split("/")[0])
@@ -165,3 +168,30 @@ def _handoff_dir_issues(data: Mapping[str, Any]) -> list[Issue]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _reference_issues(variants: Mapping[str, Any]) -> list[Issue]:
+    """Each variant's `reference`: the first baseline's is `none`; every other names another,
+    unquantized variant (its evaluation runs every item: the ones judged against it stop early)."""
+    issues: list[Issue] = []
+    first = next((n for n, v in variants.items() if _mapping(v).get("scheme") in BASELINE_SCHEMES), None)
+    if first is None:
+        return issues  # no baseline at all: said once, above
+    for name, variant in variants.items():
+        ref = _mapping(variant).get("reference")
+        if not isinstance(ref, str):
+            continue  # missing: the variant's own check says so
+        where = ("variants", name, "reference")
+        if name == first:
+            if ref != NO_REFERENCE:
+                issues.append((where, f"'{name}' is the baseline, judged against nothing",
+                               f"write `reference: {NO_REFERENCE}`"))
+        elif ref == NO_REFERENCE or ref == name:
+            issues.append((where, f"'{name}' must be judged against another variant",
+                           f"name its reference: `reference: {first}` (or its engine's own baseline)"))
+        elif ref not in variants:
+            issues.append((where, f"variant '{ref}' is not defined", known(ref, variants, "Defined")))
+        elif _mapping(variants[ref]).get("scheme") not in UNQUANTIZED_SCHEMES:
+            issues.append((where, f"'{ref}' is quantized ({_mapping(variants[ref]).get('scheme')}), not a reference",
+                           "name an unquantized variant (bf16 / fp16, or gguf_f16 for llama.cpp)"))
+    return issues

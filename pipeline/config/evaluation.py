@@ -19,6 +19,16 @@ class LmEvalConfig(Section):
     limit: PositiveInt | None = None   # samples per task
 
 
+class SequentialConfig(Section):
+    """A quantized variant's evaluation served in looks and stopped at the first look where its
+    gate is settled (pipeline.compare.stopping); unquantized variants — every variant's reference —
+    serve every item."""
+
+    enabled: bool = False
+    look: PositiveInt = 250            # items served between two looks at the gate
+    seed: int = 0                      # the order the items are served in (a seeded permutation)
+
+
 class EvaluateConfig(Section):
     evalset: Path = Path("data/evalset")
     out_dir: Path = Path("results")
@@ -31,6 +41,7 @@ class EvaluateConfig(Section):
     limit: PositiveInt | None = None   # first N samples only (quick runs; recorded)
     repetition_ngram: PositiveInt = 4  # detector: an output repeating an n-gram 3+ times
     lm_eval: LmEvalConfig = Field(default_factory=LmEvalConfig)
+    sequential: SequentialConfig = Field(default_factory=SequentialConfig)
 
 
 class DivergenceConfig(Section):

@@ -56,6 +56,8 @@ def family(name: str) -> frozenset[str]:
 
 
 BASELINE_SCHEMES = family("baseline")
+# the model's own weights in a format (the baseline's, llama.cpp's f16): references, never candidates
+UNQUANTIZED_SCHEMES = BASELINE_SCHEMES | frozenset({"gguf_f16"})
 
 
 def backend_schemes() -> dict[str, frozenset[str]]:
@@ -92,3 +94,4 @@ def engine_names() -> tuple[str, ...]:
 
     return (*declared(), NO_ENGINE)
 NO_CALIBRATION = "none"  # the empty calibration set of schemes that need no data
+NO_REFERENCE = "none"  # what the baseline is judged against: nothing (it serves every item)

@@ -18,8 +18,10 @@ from pipeline.config.scheme_tables import (
     BASELINE_SCHEMES,
     engine_names,
     NO_CALIBRATION,
+    NO_REFERENCE,
     SCHEMES,
     SchemeInfo,
+    UNQUANTIZED_SCHEMES,
 )
 
 
@@ -30,6 +32,10 @@ class Variant(Section):
     scheme: str
     recipe: Path | None = None
     calibration: str | None = None
+    # the variant it is judged against — the baseline, or its engine's own unquantized baseline
+    # (compare.engine_baselines) — or `none` for the baseline itself; dvc.yaml runs the
+    # reference's evaluation first (a sequential evaluation stops against its records)
+    reference: str | None = None
     engine: str | None = None  # default: engines.formats[<the artifact's format>]
     url: str | None = None  # engine openai: the endpoint already serving this variant
     reason: str | None = None  # engine none / transformers: why it is not on a serving engine
@@ -44,6 +50,11 @@ class Variant(Section):
     @property
     def info(self) -> SchemeInfo:
         return SCHEMES.get(self.scheme)
+
+    @property
+    def is_unquantized(self) -> bool:
+        """The model's own weights in some format: a reference for others, never a candidate."""
+        return self.scheme in UNQUANTIZED_SCHEMES
 
     @property
     def needs_calibration(self) -> bool:
@@ -85,6 +96,11 @@ class Variant(Section):
             issues.append((("calibration",),
                            f"scheme '{self.scheme}' needs a calibration set",
                            "add `calibration: <name>` naming one of calibration.sets"))
+        if self.reference is None:
+            issues.append((("reference",), "variant names no reference",
+                           f"add `reference: <variant>` (the unquantized variant it is judged against: "
+                           f"the baseline, or its engine's own baseline), or `reference: {NO_REFERENCE}` "
+                           "for the baseline itself"))
         if not self.needs_calibration and self.calibration != NO_CALIBRATION:
             issues.append((("calibration",),
                            f"scheme '{self.scheme}' uses no calibration data",

@@ -58,6 +58,9 @@ class VariantEntry(Part):
     within_noise_floor: bool | None = None
     flips: dict[str, Any] | None = None          # items correct ↔ incorrect, both ways, per slice
     output_length: dict[str, Any] | None = None  # output tokens against the reference's, per slice
+    # a sequential evaluation: its design (results/<variant>/metrics.json) and the repeated level
+    # every interval of this entry is read at
+    sequential: dict[str, Any] | None = None
     gate: dict[str, Any] | None = None
     utility: Utility | None = None
 

@@ -61,6 +61,27 @@ class Protocol(Part):
     max_tokens: int
 
 
+class Sequential(Part):
+    """A sequential evaluation (evaluate.sequential): the items served in a seeded order, `look`
+    at a time, the gate read after each look against `reference`'s records, stopped at the
+    first settled look. `looks` are the cumulative items of the looks taken (the last: `items`),
+    out of `total`; compare reads the verdict at the repeated level of these looks."""
+
+    design: str
+    reference: str
+    look: int
+    seed: int
+    total: int
+    looks: list[int]
+    items: int
+    planned_looks: int
+    stopped: bool                 # settled before the whole set
+    verdict_at_stop: str          # the gate's quality verdict at the last look (gain left out)
+    unsettled_at_stop: list[str] = []  # criteria still unsettled there (at the whole set only)
+    repeated_alpha: Num
+    saving: Num                   # the share of the items not served
+
+
 # what an evaluated (served) variant's file must hold: what compare pairs on and reports
 SERVED_REQUIRES = ("accuracy", "n", "evalset_sha256", "harness_version", "engine")
 
@@ -86,6 +107,7 @@ class Metrics(Contract):
     artifact_sha256: str | None = None
     size_bytes: int | None = None
     lm_eval: dict[str, Any] | None = None  # lm-evaluation-harness results, in its own keys
+    sequential: Sequential | None = None   # absent: every item was served
 
     @model_validator(mode="after")
     def _served_has_results(self) -> Self:

@@ -42,6 +42,7 @@ class SampleRecord(Part):
     reason: str | None = None             # why the scorer gave less than 1 ("" otherwise)
     repetition: bool | None = None        # the repetition detector fired
     json_valid: bool | None = None        # only for items that expect JSON
+    look: int | None = None               # a sequential evaluation: the look (1, 2, …) that served it
 
 
 class DivergenceRecord(OpenPart):

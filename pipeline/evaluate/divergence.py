@@ -43,7 +43,7 @@ from pipeline.layout import Layout
 from pipeline.evaluate.passes import (logprobs, chunk_passes, chunk_sequences, continuation, loglik,
                                      sequence_passes)
 from pipeline.contracts.files import DIVERGENCE_SCHEMA, METRICS, SAMPLES
-from pipeline.contracts import DivergenceRecord, DivergenceResult
+from pipeline.contracts import DivergenceRecord, DivergenceResult, Metrics, SampleRecord, read_lines
 from pipeline.contracts.records import line
 
 log = logging.getLogger(__name__)
@@ -225,10 +225,15 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
         log.warning("divergence %s: not measured (%s)", name, result["why"])
         return _write(dest, name, result, [])
     items, prompts = tf["items"], tf["prompts"]
+    # a sequential evaluation's items only: its signals and its accuracy pair on one sample
+    served = served_ids(layout, name)
+    idx = [i for i, item in enumerate(items) if served is None or item.id in served]
+    if served is not None:
+        result["method"] += (f"; the {len(idx)} of {len(items)} items its sequential evaluation served")
     rows = []
-    with progress.task(f"divergence {name}", total=len(prompts)) as shown:
-        for start in range(0, len(items), CHUNK):
-            at = range(start, min(start + CHUNK, len(items)))
+    with progress.task(f"divergence {name}", total=len(idx)) as shown:
+        for start in range(0, len(idx), CHUNK):
+            at = idx[start:start + CHUNK]
             chunk = [(prompts[i], tf["outputs"][i], tf["references"][i]) for i in at]
             if same:
                 signals = [item_signals(None, None, *c) for c in chunk]
@@ -236,13 +241,13 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
                 passes = chunk_passes(base, variant, chunk)
                 signals = [item_signals(base, variant, *c, passes) for c in chunk]
             else:
-                signals = stored_signals(variant, stored, list(at), chunk)
+                signals = stored_signals(variant, stored, at, chunk)
             for i, sig in zip(at, signals):
                 rows.append({"id": items[i].id, "slices": items[i].slices, **sig})
                 shown.advance()
     cfg = params.divergence
-    result["engine"] = engine_measure(params, layout, name, prompts, tf["outputs"], rows) \
-        if cfg.engine_top_k else None
+    result["engine"] = engine_measure(params, layout, name, [prompts[i] for i in idx],
+                                      [tf["outputs"][i] for i in idx], rows) if cfg.engine_top_k else None
     max_len = cfg.long_max_len or rp.context_length(base_dir)
     shortest = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), items[i].id))
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
@@ -262,6 +267,15 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
         k, v = key.split("=", 1)
         result["slices"][key] = summarize([r for r in rows if r["slices"].get(k) == v])
     return _write(dest, name, result, rows)
+
+
+def served_ids(layout: Layout, name: str) -> set[str] | None:
+    """The items `name`'s evaluation served where it stopped early (evaluate.sequential); None
+    where it served every item."""
+    metrics = layout.result(name) / METRICS
+    if not metrics.is_file() or not Metrics.load(metrics).sequential:
+        return None
+    return {r.id for r in read_lines(SampleRecord, layout.result(name) / SAMPLES, writer=f"evaluate@{name}")}
 
 
 def stored_signals(variant, stored, at: list[int], chunk) -> list[dict[str, Any]]:

@@ -25,8 +25,9 @@ from pipeline.contracts import EvalRun, Metrics
 from pipeline.errors import QpipeError
 from pipeline.engines.base import Engine, get_engine
 from pipeline.evaluate import detectors
-from pipeline.evaluate.harness import (EvalSet, MemorySampler, gpu_memory, harness_version,
-                                       load_evalset, render, run_prompts)
+from pipeline.evaluate.harness import (MemorySampler, gpu_memory, harness_version, load_evalset, render,
+                                       run_prompts)
+from pipeline.evaluate.looks import StopRule, serve_in_looks
 from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared
 from pipeline.io import atomic_dirs, write_json
@@ -37,7 +38,9 @@ from pipeline.contracts.records import SampleRecord, line
 log = logging.getLogger(__name__)
 SCHEMA = Metrics.SCHEMA
 
-PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}")
+PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}",
+                  # the stopping rule of a sequential evaluation reads the gate as compare will
+                  "gates", "compare.alpha", "compare.seed")
 
 
 def open_engine(params, layout: Layout, name: str, log_path: Path, *,
@@ -94,10 +97,9 @@ def hardware() -> dict[str, Any]:
     return info
 
 
-def score_records(evalset: EvalSet, prompts: list[list[int]], completions, *,
-                  ngram: int) -> list[dict]:
+def score_records(items, prompts: list[list[int]], completions, *, ngram: int) -> list[dict]:
     records = []
-    for item, ids, c in zip(evalset.items, prompts, completions, strict=True):
+    for item, ids, c in zip(items, prompts, completions, strict=True):
         s = score(item.rubric, item.reference, c.text)
         rec = {"id": item.id, "conversation_id": item.conversation_id, "slices": item.slices,
                "rubric": item.rubric.get("type", "exact"), "prompt_tokens": len(ids),
@@ -165,9 +167,10 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
 
 
 def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None = None,
-             artifact: Path | None = None) -> dict[str, Any]:
+             artifact: Path | None = None, stop_rule: StopRule | None = None) -> dict[str, Any]:
     """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
-    engine.log). Returns the metrics."""
+    engine.log). Returns the metrics. With `stop_rule` the items are served in looks and the
+    evaluation stops once the rule settles the variant's gate (pipeline.evaluate.looks)."""
     from pipeline.models import load_tokenizer
 
     ev = params.evaluate
@@ -180,6 +183,8 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
     # to the harness's ids
     eng.check_prompts(prompts, [item.id for item in evalset.items])
+    if stop_rule is not None:  # before anything is served: records made another way are refused
+        stop_rule.check(evalset.sha256, harness_version(), protocol(prompts, ev))
     started = time.time()
     with eng, MemorySampler(eng.pids) as mem:
         t_ready = time.time() - started
@@ -187,16 +192,24 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
             run_prompts(eng, prompts[: ev.warmup], max_tokens=ev.max_tokens,
                         concurrency=ev.concurrency)
         with progress.task(f"eval {name}", total=len(prompts)) as shown:
-            correct = 0.0
+            correct, answered = 0.0, 0
 
             def scored(i: int, c) -> None:  # the running accuracy, as answers arrive
-                nonlocal correct
+                nonlocal correct, answered
                 item = evalset.items[i]
-                correct += score(item.rubric, item.reference, c.text).value
-                shown.advance(status=f"accuracy {correct / (i + 1):.3f}")
+                correct, answered = correct + score(item.rubric, item.reference, c.text).value, answered + 1
+                shown.advance(status=f"accuracy {correct / answered:.3f}")
 
-            completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
-                                            concurrency=ev.concurrency * ev.replicas, progress=scored)
+            if stop_rule is None:
+                completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
+                                                concurrency=ev.concurrency * ev.replicas, progress=scored)
+                positions, looks = list(range(len(prompts))), None
+            else:
+                looks = serve_in_looks(eng, prompts, ev, stop_rule, on_answer=scored, score=lambda at, got: (
+                    score_records([evalset.items[i] for i in at], [prompts[i] for i in at],
+                                  [got[i] for i in at], ngram=ev.repetition_ngram)))
+                positions, wall = looks.positions, looks.wall
+                completions = [looks.completions[i] for i in positions]
         harness_results = None
         if ev.lm_eval.tasks:
             from pipeline.evaluate import lmeval
@@ -205,7 +218,11 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                                          layout.root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
         info = eng.info()
         gpu = gpu_memory()
-    records = score_records(evalset, prompts, completions, ngram=ev.repetition_ngram)
+    records = score_records([evalset.items[i] for i in positions], [prompts[i] for i in positions],
+                            completions, ngram=ev.repetition_ngram)
+    if looks is not None:
+        for i, rec in zip(positions, records):
+            rec["look"] = looks.look_of[i]
     manifest = eng.verified_manifest
     metrics = {"schema": SCHEMA, "variant": name, "served": True, **accuracy(records),
                "detectors": detectors.variant_detectors(records, max_tokens=ev.max_tokens),
@@ -219,12 +236,16 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                "size_bytes": manifest.get("size_bytes")}
     if harness_results is not None:
         metrics["lm_eval"] = harness_results
+    if looks is not None:
+        metrics["sequential"] = looks.block
     metrics = Metrics.read(metrics, out / METRICS).dump()  # the contract, typed
     run = {"variant": name, "engine": info.__dict__,
            "reason": params.variants[name].reason, "hardware": hardware(),
            "settings": {"max_tokens": ev.max_tokens, "concurrency": ev.concurrency,
                         "replicas": ev.replicas, "warmup": ev.warmup, "limit": ev.limit, "decoding": "greedy",
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
+           **({"sequential": {"look": ev.sequential.look, "seed": ev.sequential.seed,
+                              "reference": stop_rule.reference}} if stop_rule is not None else {}),
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.get("content_sha256"),
@@ -255,7 +276,8 @@ def keep_failed(staging: Path, failed: Path, name: str, err: BaseException) -> N
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def run(params, layout: Layout, name: str) -> dict[str, Any]:
+def run(params, layout: Layout, name: str, *,
+        rules: Callable[..., StopRule | None] | None = None) -> dict[str, Any]:
     """Evaluate one variant into <evaluate.out_dir>/<name>, atomically; `params`: the stage's own
     (PARAMS, for `name`).
 
@@ -271,7 +293,10 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
             if params.engine_for(name) == "none":
                 return not_served(params, name, dirs[name])
             try:
-                return evaluate(params, layout, name, dirs[name])
+                # a quantized variant may stop early: `rules(params, layout, name)`, the
+                # comparison's stopping rule (None: every item is served)
+                rule = rules(params, layout, name) if rules is not None else None
+                return evaluate(params, layout, name, dirs[name], stop_rule=rule)
             except BaseException as err:
                 keep_failed(dirs[name], failed, name, err)
                 raise

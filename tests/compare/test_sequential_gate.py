@@ -1,4 +1,4 @@
-"""A gate read at a look of a sequential evaluation (pipeline.compare.looks): the repeated
+"""A gate read at a look of a sequential evaluation (pipeline.compare.stopping): the repeated
 level, its agreement with the group-sequential test, and the error rates of the whole gate under
 early stopping, by seeded simulation on synthetic records."""
 
@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.compare.deltas import compare_variant
 from pipeline.compare.gates import evaluate_gates
-from pipeline.compare.looks import gate_at_look, settled
+from pipeline.compare.stopping import gate_at_look, settled
 from pipeline.config import CompareConfig, GatesConfig
 from pipeline.stats.noninferiority import tango_statistic
 from pipeline.stats.sequential import boundaries, look_sizes, repeated_alpha
@@ -86,9 +86,9 @@ def test_the_gate_needs_the_records_of_the_last_look():
 def _sequential_gate(base, var, order, looks):
     for k in range(1, len(looks) + 1):
         served = [var[i] for i in sorted(order[:looks[k - 1]])]
-        _, gate = gate_at_look(metrics("b"), base, metrics("v"), served, CMP, SAAS, looks=looks[:k],
+        v, gate = gate_at_look(metrics("b"), base, metrics("v"), served, CMP, SAAS, looks=looks[:k],
                                total=len(base), judge_gain=False, power=None, with_power=False)
-        if settled(gate):
+        if settled(gate, v, final=k == len(looks)):
             break
     return gate["verdict"], looks[k - 1]
 

@@ -73,7 +73,8 @@ quant_stage:
 """
 GPTQ_G64 = "gptq_w4a16_g64_business"
 GPTQ_G64_VARIANT = {"backend": "llmcompressor", "scheme": "w4a16_gptq",
-                    "recipe": "recipes/gptq_w4a16_g64.yaml", "calibration": "business"}
+                    "recipe": "recipes/gptq_w4a16_g64.yaml", "calibration": "business",
+                    "reference": "baseline"}
 
 
 def build_tokenizer(out: Path):

@@ -59,7 +59,7 @@ def test_a_backend_registered_elsewhere_is_validated_by_its_own_declaration(tmp_
         data = params.model_dump(mode="json")
         data["variants"]["gptq_w4a16_business"] = {
             "backend": "extra", "scheme": "w4a16_gptq", "recipe": "recipes/gptq_w4a16.yaml",
-            "calibration": "business"}
+            "calibration": "business", "reference": "baseline"}
         v = type(params).model_validate(data).variants["gptq_w4a16_business"]
         assert v.format == "gptq" and get_backend("extra").name == "extra"
         targets["undeclared"] = "qpipe_extra_backend:Undeclared"

@@ -29,11 +29,12 @@ EVAL_LIMIT = 400
 MAX_TOKENS = 48
 VARIANTS = {
     "gguf_f16": {"backend": "llamacpp", "scheme": "gguf_f16", "recipe": "recipes/gguf_f16.yaml",
-                 "calibration": "none"},
+                 "calibration": "none", "reference": "baseline"},
     "gguf_q8_0_business": {"backend": "llamacpp", "scheme": "gguf_q8_0", "recipe": "recipes/gguf_q8_0.yaml",
-                           "calibration": "business"},
+                           "calibration": "business", "reference": "gguf_f16"},
     "gguf_q2_k_business": {"backend": "llamacpp", "scheme": "gguf_q2_k",
-                           "recipe": "recipes/gguf_q2_k.yaml", "calibration": "business"},
+                           "recipe": "recipes/gguf_q2_k.yaml", "calibration": "business",
+                           "reference": "gguf_f16"},
 }
 
 

@@ -1,0 +1,142 @@
+"""A variant's gate read at a look of a sequential evaluation: on the items served so far, every
+interval at the repeated-confidence level of the looks taken (pipeline.stats.sequential).
+
+The evaluation set is served in a seeded random order, `look` items at a time. After each look the
+variant's records are paired with its reference's records for the same items and the whole gate
+is read — overall accuracy, the critical slices, the any-slice drop after Benjamini–Hochberg, JSON
+validity, output length, the signals with this model's limits — exactly as `compare` reads it,
+except that every interval and test is taken at the repeated level α_k instead of α. Repeated
+confidence intervals cover the truth at every look at once with probability ≥ 1 − α, so stopping
+at the first look where the gate is settled (every criterion passes, or one fails) keeps each
+criterion's error rates, and the verdict read at that look is the one `compare` reports. A variant
+that never settles runs the whole set, where the level is the design's last (slightly under α:
+the price of the looks). The speed and size gain is not part of the stopping rule: bench measures
+it, on other requests.
+
+Per-slice criteria and Benjamini–Hochberg: a slice's items arrive in the same random order as the
+set's, so its information at look k is the same share of its whole (up to sampling); each slice's
+interval at α_k is a repeated confidence interval of its own, and BH runs over the slices' tests at
+α_k. That the combined rule keeps the gate's error rates on real records is checked by simulation
+(`benchmarks/sequential_validity.py --gate`), not assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pipeline.compare.deltas import CompareError, compare_variant, load_results
+from pipeline.compare.gates import evaluate_gates
+from pipeline.stats.sequential import repeated_alpha
+
+
+def gate_at_look(ref_m: dict, ref_r: list[dict], m: dict, r: list[dict], compare_cfg, gates_cfg, *,
+                 looks: list[int], total: int, bench: dict | None = None, limits: dict | None = None,
+                 judge_gain: bool = True, power: float | None = 0.8,
+                 with_power: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the compared variant, its gate) on the items of `r` — the variant's records after the
+    last of `looks` (cumulative item counts out of `total`) — against the reference's records for
+    those items, every interval at the repeated level of `looks`. The gate records that level and
+    the looks."""
+    if len(r) != looks[-1]:
+        raise ValueError(f"{len(r)} records but the last look is at {looks[-1]} items")
+    served = {x["id"] for x in r}
+    level = repeated_alpha(looks, total, compare_cfg.alpha)
+    cfg = _at_level(compare_cfg, level)
+    v = compare_variant(ref_m, [x for x in ref_r if x["id"] in served], m, r, cfg, with_power=with_power)
+    gate = evaluate_gates(v, bench, gates_cfg, alpha=level, power=power, limits=limits, judge_gain=judge_gain)
+    gate["sequential"] = {"looks": list(looks), "total": total, "items": looks[-1],
+                          "alpha": compare_cfg.alpha, "repeated_alpha": level}
+    return v, gate
+
+
+def settled(gate: dict[str, Any], v: dict[str, Any] | None = None, *, final: bool = True) -> bool:
+    """Whether a look's gate (of the compared variant `v`) ends the evaluation: every criterion
+    passed, or one failed. Before the last look a fail resting on the any-slice criterion alone —
+    a significant drop whose point estimate is beyond the margin, no interval against the margin —
+    ends it only where a flagged slice's repeated interval lies wholly beyond the margin: over many
+    looks a point estimate crosses a margin by chance far more often than at one."""
+    if gate["verdict"] == "inconclusive":
+        return False
+    if gate["verdict"] == "pass" or final or v is None:
+        return True
+    return any(c["criterion"] != "any_slice"
+               or any(v["slices"][s]["ci_high"] < -c["threshold"] for s in c.get("slices", []))
+               for c in gate["failed"])
+
+
+class StopRule:
+    """The stopping rule of one variant's sequential evaluation: its gate, quality criteria only,
+    read after each look against the records of `reference` (which served every item). Built by
+    :func:`stop_rule`; the evaluate stage calls :meth:`check` before it serves and the rule after
+    each look."""
+
+    def __init__(self, reference: str, ref_m: dict, ref_r: list[dict], compare_cfg, gates_cfg,
+                 name: str) -> None:
+        self.reference, self.name = reference, name
+        self._ref_m, self._ref_r = ref_m, ref_r
+        self._compare, self._gates = compare_cfg, gates_cfg
+
+    def check(self, evalset_sha256: str, harness_version: str, protocol: dict) -> None:
+        """Refuse to stop against records made another way than this evaluation's."""
+        m, problems = self._ref_m, []
+        if not m.get("served", True):
+            problems.append(f"it is not served here ({m.get('reason')})")
+        for got, want, what in ((m.get("evalset_sha256"), evalset_sha256, "evaluation set"),
+                                (m.get("harness_version"), harness_version, "evaluation harness")):
+            if got != want:
+                problems.append(f"its {what} is {got}, this evaluation's {want}")
+        for key in ("prompts_sha256", "max_tokens", "decoding"):
+            if (m.get("protocol") or {}).get(key) != protocol.get(key):
+                problems.append(f"its {key} differs from this evaluation's")
+        if m.get("sequential"):
+            problems.append("it stopped early itself: a reference serves every item")
+        if problems:
+            raise CompareError(f"{self.name} cannot stop against {self.reference}'s records: "
+                               + "; ".join(problems) + f" — fix: `dvc repro evaluate@{self.reference}`")
+
+    def __call__(self, records: list[dict], looks: list[int], total: int) -> dict[str, Any]:
+        v, gate = gate_at_look(self._ref_m, self._ref_r, _metrics_stub(self.name), records, self._compare,
+                               self._gates, looks=looks, total=total, judge_gain=False, power=None,
+                               with_power=False)
+        return {"settled": settled(gate, v, final=looks[-1] == total), "verdict": gate["verdict"],
+                "repeated_alpha": gate["sequential"]["repeated_alpha"],
+                "unsettled": [c["criterion"] for c in gate["inconclusive"]]}
+
+
+def _metrics_stub(name: str) -> dict[str, Any]:
+    """What compare_variant reads of a variant's metrics that a look cannot know yet: its speed
+    and size are bench's and the manifest's, not the gate's quality criteria."""
+    return {"variant": name, "served": True, "engine": {"name": "?"}, "size_bytes": None, "detectors": {},
+            "speed": {"serving_engine": False, "note": "not measured at a look",
+                      **dict.fromkeys(("output_tokens_per_second", "ttft_p50", "ttft_p99", "tpot_p50",
+                                       "tpot_p99", "latency_p50", "latency_p99"))}}
+
+
+def stop_rule(params, layout, name: str) -> StopRule | None:
+    """The stopping rule of `name`'s evaluation, or None where it serves every item: sequential
+    evaluation off (evaluate.sequential.enabled), or an unquantized variant (every variant's
+    reference is one; its records must cover every item). `params`: the evaluate stage's own."""
+    variant = params.variants[name]
+    if not params.evaluate.sequential.enabled or variant.is_unquantized:
+        return None
+    ref = variant.reference
+    ref_m, ref_r = load_results(layout.results, ref)
+    settings = PairingSettings(alpha=params.compare.alpha, seed=params.compare.seed)
+    return StopRule(ref, ref_m, ref_r, settings, params.gates, name)
+
+
+@dataclass(frozen=True)
+class PairingSettings:
+    """What pairing at a look reads of compare's settings — the keys the evaluate stage declares
+    (no power analysis at a look: `min_effect` and `power` are not read)."""
+
+    alpha: float
+    seed: int
+    min_effect: float = 0.05
+    power: float | None = None
+
+
+def _at_level(cfg, level: float):
+    """Compare's settings (its params section, or :class:`PairingSettings`) at another α."""
+    return cfg.model_copy(update={"alpha": level}) if hasattr(cfg, "model_copy") else replace(cfg, alpha=level)
