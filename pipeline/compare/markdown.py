@@ -227,12 +227,23 @@ def _verdicts(comparison: dict[str, Any]) -> list[str]:
         role = f" — reference run: {v['reference_role']}" if v.get("reference_role") else ""
         out.append(f"**{name}**: {_verdict(gate)}{role}")
         out.append("")
+        if v.get("sequential"):
+            out += [sequential_line(v["sequential"]), ""]
         for c in gate.get("criteria") or []:
             out.append(f"- {c['verdict'].upper()} `{c['criterion']}` — {c['message']}")
         for x in gate.get("not_applicable") or []:
             out.append(f"- not judged `{x['criterion']}` — {x['why']}")
         out.append("")
     return out
+
+
+def sequential_line(s: dict[str, Any]) -> str:
+    """How a sequential evaluation ended: the items served, the look, the saving and the level."""
+    how = (f"stopped at look {len(s['looks'])} of {s['planned_looks']}" if s["stopped"]
+           else f"ran all {s['planned_looks']} looks")
+    return (f"Sequential evaluation against `{s['reference']}`: {how}, {s['items']} of {s['total']} items "
+            f"({100 * s['saving']:.0f}% not served); every interval above is a repeated confidence interval "
+            f"at level α = {s['repeated_alpha']:.4g} ({s['design']}).")
 
 
 def _noise(comparison: dict[str, Any]) -> list[str]:

@@ -330,10 +330,8 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
                     "size_bytes": m.get("size_bytes")}, "")
     for name, s in (m.get("slices") or {}).items():
         out |= numbers({"accuracy": s.get("accuracy"), "n": s.get("n")}, metric_name("slice", name))
-    out |= numbers(m.get("detectors") or {}, "detectors")
-    out |= numbers(m.get("speed") or {}, "speed")
-    out |= numbers(m.get("memory") or {}, "memory")
-    out |= numbers(m.get("lm_eval") or {}, "lm_eval")
+    for key in ("detectors", "speed", "memory", "lm_eval", "sequential"):  # sequential: items, saving, level
+        out |= numbers(m.get(key) or {}, key)
     out |= _comparison_metrics(c)
     out |= numbers(record.bench, "bench")
     out |= numbers({k: record.run.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},
