@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gate_validity import fake_metrics, plantable, scope_accuracy, simulate as plant
+from gate_validity import fake_metrics, margin_passed, scenario_row, scope_accuracy, simulate as plant
 
 from pipeline.compare.deltas import compare_variant
 from pipeline.compare.gates import PROFILES, evaluate_gates
@@ -105,12 +105,8 @@ def run_scenario(job) -> dict:
             seq[p][got[p]["verdict"]] += 1
             fixed[p][got[p]["fixed"]] += 1
             items[p].append(got[p]["items"])
-        if sc.get("margin_of"):
-            c = next(c for c in got[sc["margin_of"]]["criteria"] if c["criterion"] == sc["criterion"])
-            at_margin += c["verdict"] == "pass"
-    acc, n = scope_accuracy(records, sc.get("in_slice"))
-    row = {"scenario": sc["name"], **{k: sc[k] for k in sc if k != "name"}, "reps": reps,
-           "scope_accuracy": round(acc, 4), "scope_n": n, "plantable": plantable(records, sc),
+        at_margin += margin_passed(sc, got)
+    row = scenario_row(sc, records, reps) | {
            "profiles": {p: {"sequential": {v: seq[p][v] / reps for v in VERDICTS},
                             "fixed": {v: fixed[p][v] / reps for v in VERDICTS},
                             "items_share": float(np.mean(items[p])) / len(records)} for p in PROFILES}}

@@ -135,6 +135,21 @@ def scenarios(params, slice_for_drop: str, other_slice: str) -> list[dict]:
     return out
 
 
+def margin_passed(sc: dict, gates: dict[str, dict]) -> bool:
+    """Whether the criterion at a margin scenario's margin passed (False for other scenarios)."""
+    if not sc.get("margin_of"):
+        return False
+    c = next(c for c in gates[sc["margin_of"]]["criteria"] if c["criterion"] == sc["criterion"])
+    return c["verdict"] == "pass"
+
+
+def scenario_row(sc: dict, records: list[dict], reps: int) -> dict:
+    """A scenario's row before its results: what was planted, in which scope, how often."""
+    acc, n = scope_accuracy(records, sc.get("in_slice"))
+    return {"scenario": sc["name"], **{k: sc[k] for k in sc if k != "name"}, "reps": reps,
+            "scope_accuracy": round(acc, 4), "scope_n": n, "plantable": plantable(records, sc)}
+
+
 def run_scenario(job) -> dict:
     sc, seed, records, params_path, reps, crit, limits = job
     params = load_params(params_path)
@@ -148,14 +163,9 @@ def run_scenario(job) -> dict:
         g = judge(records, scores, params, gate_cfgs, limits)
         for p in PROFILES:
             tally[p][g[p]["verdict"]] += 1
-        if sc.get("margin_of"):
-            c = next(c for c in g[sc["margin_of"]]["criteria"] if c["criterion"] == sc["criterion"])
-            at_margin += c["verdict"] == "pass"
-    acc, n = scope_accuracy(records, sc.get("in_slice"))
-    row = {"scenario": sc["name"], **{k: sc[k] for k in sc if k != "name"}, "reps": reps,
-           "scope_accuracy": round(acc, 4), "scope_n": n, "plantable": plantable(records, sc),
-           "profiles": {p: {k: tally[p][k] / reps for k in ("pass", "fail", "inconclusive")}
-                        for p in PROFILES}}
+        at_margin += margin_passed(sc, g)
+    row = scenario_row(sc, records, reps) | {
+        "profiles": {p: {k: tally[p][k] / reps for k in ("pass", "fail", "inconclusive")} for p in PROFILES}}
     if sc.get("margin_of"):
         row["criterion_at_margin_pass"] = at_margin / reps
     return row
