@@ -75,7 +75,7 @@ def test_more_weight_noise_means_more_divergence(project):
         shutil.rmtree(dest, ignore_errors=True)
         noised_copy(root / "artifacts" / "baseline", dest, scale)
         data = json.loads(json.dumps(project[0].model_dump(mode="json")))
-        data["variants"][name] = dict(data["variants"]["baseline"])
+        data["variants"][name] = dict(data["variants"]["baseline"], reference="baseline")
         p = make_params(data)
         r = divergence.run(*stage_args(p, root, divergence.PARAMS, name), name)
         assert r["long_generation"] is None  # long_prompts: 0
@@ -129,7 +129,7 @@ def _noised_variant(project, scale: float):
     if not dest.is_dir():
         noised_copy(root / "artifacts" / "baseline", dest, scale)
     data = json.loads(json.dumps(params.model_dump(mode="json")))
-    data["variants"][name] = dict(data["variants"]["baseline"])
+    data["variants"][name] = dict(data["variants"]["baseline"], reference="baseline")
     return make_params(data), name
 
 
