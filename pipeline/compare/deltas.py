@@ -10,6 +10,7 @@ between unlike runs is exactly the silent regression (or phantom) this tool exis
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +271,20 @@ def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> d
     return out
 
 
+def served_part(ref_r: list[dict], r: list[dict]) -> list[dict]:
+    """The reference's records for the items `r` holds (a sequential evaluation's served items)."""
+    ids = {x["id"] for x in r}
+    return [x for x in ref_r if x["id"] in ids]
+
+
+def at_looks(cfg, looks: list[int], total: int):
+    """Compare's settings (its params section, or any dataclass with `alpha`) with `alpha` the
+    repeated-confidence level of `looks` out of `total` items, and that level."""
+    level = repeated_alpha(looks, total, cfg.alpha)
+    at = cfg.model_copy(update={"alpha": level}) if hasattr(cfg, "model_copy") else replace(cfg, alpha=level)
+    return at, level
+
+
 def sequential_design(name: str, m: dict, r: list[dict], ref: str, ref_r: list[dict],
                       cfg) -> tuple[dict | None, list[dict]]:
     """A sequential evaluation's design, checked against what it is paired with, with the level
@@ -289,9 +304,7 @@ def sequential_design(name: str, m: dict, r: list[dict], ref: str, ref_r: list[d
         problems.append(f"its last look served {seq['looks'][-1]} items but it has {len(r)} records")
     if problems:
         raise CompareError(f"{name}: " + "; ".join(problems))
-    ids = {x["id"] for x in r}
-    return ({**seq, "repeated_alpha": repeated_alpha(seq["looks"], seq["total"], cfg.alpha)},
-            [x for x in ref_r if x["id"] in ids])
+    return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"])[1]}, served_part(ref_r, r)
 
 
 def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, Any]:
@@ -343,15 +356,14 @@ def run(params, layout, *, baseline: str | None = None,
             continue
         ref_m, ref_r = all_loaded[refs[name]]
         seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg)
-        vcfg = cfg if seq is None else cfg.model_copy(update={"alpha": seq["repeated_alpha"]})
+        vcfg = cfg if seq is None else at_looks(cfg, seq["looks"], seq["total"])[0]
         v = compare_variant(ref_m, ref_used, m, r, vcfg, reference=refs[name])
         if seq is not None:
             v["sequential"] = seq
         # The chain of custody: what was paired, by the hashes of the bytes evaluated.
         v["custody"] = custody_record(results, name, m, ref_m)
         if refs[name] != baseline:  # the total change against the baseline, beside it
-            ids = {x["id"] for x in r}
-            total = compare_variant(base_m, [x for x in base_r if x["id"] in ids], m, r, vcfg)
+            total = compare_variant(base_m, served_part(base_r, r), m, r, vcfg)
             v["against_baseline"] = {"accuracy": total["accuracy"],
                                      "disagreement": total["disagreement"]}
         out["variants"][name] = v

@@ -22,12 +22,11 @@ interval at α_k is a repeated confidence interval of its own, and BH runs over 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from pipeline.compare.deltas import CompareError, compare_variant, load_results
+from pipeline.compare.deltas import CompareError, at_looks, compare_variant, load_results, served_part
 from pipeline.compare.gates import evaluate_gates
-from pipeline.stats.sequential import repeated_alpha
 
 
 def gate_at_look(ref_m: dict, ref_r: list[dict], m: dict, r: list[dict], compare_cfg, gates_cfg, *,
@@ -40,10 +39,8 @@ def gate_at_look(ref_m: dict, ref_r: list[dict], m: dict, r: list[dict], compare
     the looks."""
     if len(r) != looks[-1]:
         raise ValueError(f"{len(r)} records but the last look is at {looks[-1]} items")
-    served = {x["id"] for x in r}
-    level = repeated_alpha(looks, total, compare_cfg.alpha)
-    cfg = _at_level(compare_cfg, level)
-    v = compare_variant(ref_m, [x for x in ref_r if x["id"] in served], m, r, cfg, with_power=with_power)
+    cfg, level = at_looks(compare_cfg, looks, total)
+    v = compare_variant(ref_m, served_part(ref_r, r), m, r, cfg, with_power=with_power)
     gate = evaluate_gates(v, bench, gates_cfg, alpha=level, power=power, limits=limits, judge_gain=judge_gain)
     gate["sequential"] = {"looks": list(looks), "total": total, "items": looks[-1],
                           "alpha": compare_cfg.alpha, "repeated_alpha": level}
@@ -136,7 +133,3 @@ class PairingSettings:
     min_effect: float = 0.05
     power: float | None = None
 
-
-def _at_level(cfg, level: float):
-    """Compare's settings (its params section, or :class:`PairingSettings`) at another α."""
-    return cfg.model_copy(update={"alpha": level}) if hasattr(cfg, "model_copy") else replace(cfg, alpha=level)
