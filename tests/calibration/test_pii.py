@@ -506,3 +506,47 @@ def test_cached_detection_does_not_leak_between_records():
     fresh = [Scrubber(PIIConfig()).scrub_text(t) for t in texts]
     assert [first.scrub_text(t) for t in texts] == fresh
     assert [first.scrub_text(t) for t in texts] == fresh  # all from the cache now
+
+
+# ------------------------------------------------------------------------ shortcuts stay exact
+
+def test_a_name_learned_in_one_field_is_scrubbed_in_a_field_where_nothing_else_is_found(scrubber):
+    data = {"messages": [{"role": "user", "content": "Hello, my name is Rafael Costa."},
+                         {"role": "assistant", "content": "Rafael, your order has shipped."}]}
+    scrubber.scrub_data(data)
+    assert data["messages"][1]["content"] == "<PERSON_1>, your order has shipped."
+    assert scrubber.scrub_text("Rafael, your order has shipped.") == "Rafael, your order has shipped."
+
+
+def _affix_by_words(folded, starts, ends, inside):
+    words = re.findall(r"[^\W\d_]+", folded)
+    return any(w.startswith(tuple(starts)) or w.endswith(tuple(ends)) or any(i in w for i in inside)
+               for w in words)
+
+
+def test_word_affixes_equal_a_loop_over_the_words():
+    import random
+
+    from pipeline.calibration.pii.prefilter import word_affixes
+
+    starts, ends, inside = ("kod", "nummer", "номер", "licen"), ("code", "zeichen", "nummer"), ("szám",)
+    found = word_affixes(starts, ends, inside)
+    rng = random.Random(7)
+    alphabet = list("kodecnumerlizhäszám_ 1²-номер") + ["nummer", "code", "kod", "szám", "licen"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))).casefold()
+        assert found(text) == _affix_by_words(text, starts, ends, inside), text
+    with pytest.raises(ValueError, match="letters alone"):
+        word_affixes(starts=("no.",))
+
+
+@pytest.mark.parametrize("text, phones", [
+    ("Server 93.13.225.147 is down", 0),  # a dotted quad that libphonenumber would read as a US number
+    ("Card 4111 1111 1111 1111 on file", 0),
+    ("Server 93.13.225.147 is down, call +1 303-232-1744 or (212) 502-7469", 2),
+    ("Card 4111 1111 1111 1111, phone 07 94 05 49 11", 1),
+])
+def test_ip_and_card_runs_are_no_phones_but_their_neighbours_are(text, phones):
+    from pipeline.calibration.pii.detectors.phones import _phones
+
+    assert len(list(_phones(text, PIIConfig().phone_regions))) == phones

@@ -34,6 +34,8 @@ class PlaceholderMap:
 
     def reserve(self, text: str) -> None:
         """Never hand out a placeholder that ``text`` already uses for something else."""
+        if "<" not in text:  # every placeholder starts with "<"
+            return
         for m in PLACEHOLDER_RE.finditer(text):
             self._next[m.group(1)] = max(self._next[m.group(1)], int(m.group(2)))
 

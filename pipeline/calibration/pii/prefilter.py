@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 _DIGIT_RE = re.compile(r"\d")  # the same notion of a digit as the patterns' \d
@@ -76,12 +76,47 @@ class Scan:
         return lower_or_none(self.text)
 
     @functools.cached_property
+    def folded(self) -> str:
+        """The text case-folded (the words' case), for :func:`word_affixes` patterns."""
+        return self.text.casefold()
+
+    @functools.cached_property
     def words(self) -> frozenset[str]:
         """The text's words (runs of letters), case-folded: for detectors gated by cue words."""
-        return frozenset(_LETTERS_RE.findall(self.text.casefold()))
+        return frozenset(_LETTERS_RE.findall(self.folded))
 
 
 Prefilter = Callable[[Scan], bool]
+
+
+def word_affixes(starts: Iterable[str] = (), ends: Iterable[str] = (),
+                 inside: Iterable[str] = ()) -> Callable[[str], bool]:
+    """A test of a case-folded text: does a word of it (a run of letters, as in
+    :attr:`Scan.words`) start with one of ``starts``, end with one of ``ends`` or hold one of
+    ``inside``? Searches in C instead of a loop over the words. Every affix must be case-folded
+    letters alone: then it lies inside one word wherever it occurs."""
+    starts, ends, inside = (tuple(sorted(set(affixes))) for affixes in (starts, ends, inside))
+    bad = [a for a in starts + ends + inside if not _LETTERS_RE.fullmatch(a) or a != a.casefold()]
+    if bad:
+        raise ValueError(f"word affixes must be case-folded letters alone, not {bad}")
+    # the alternatives lead, so the engine skips ahead to their first letters; where a word
+    # starts (or ends) is checked at each hit
+    start_re = re.compile("|".join(map(re.escape, starts))) if starts else None
+    end_re = re.compile(f"(?:{'|'.join(map(re.escape, ends))})(?![^\\W\\d_])") if ends else None
+
+    def found(folded: str) -> bool:
+        for part in inside:
+            if part in folded:
+                return True
+        if end_re is not None and end_re.search(folded):
+            return True
+        at = 0
+        while start_re is not None and (m := start_re.search(folded, at)):
+            if m.start() == 0 or not _LETTERS_RE.match(folded, m.start() - 1):
+                return True
+            at = m.start() + 1
+        return False
+    return found
 
 
 def always(scan: Scan) -> bool:
@@ -125,15 +160,20 @@ def cue_words(cues: tuple[str, ...]) -> Prefilter:
         rest = cue[m.end():]
         whole = rest == "" or (rest[0] in " -" and rest[1:2] not in ("?", "*"))
         (exact if whole else stems).add(m.group().casefold())
-    words, prefixes = frozenset(exact), tuple(sorted(stems))
+    words, prefixes = frozenset(exact), word_affixes(starts=stems)
     parts = tuple(sorted(p for p in inside if p))
+    ascii_parts = tuple(p for p in parts if p.isascii())  # all an ASCII text can hold
 
     def met(scan: Scan) -> bool:
         lowered = scan.lowered
-        if lowered is None or any(part in lowered for part in parts):
+        if lowered is None:
             return True
-        found = scan.words
-        return not words.isdisjoint(found) or any(w.startswith(prefixes) for w in found)
+        for part in ascii_parts if scan.text.isascii() else parts:
+            if part in lowered:
+                return True
+        if not words.isdisjoint(scan.words):
+            return True
+        return prefixes(scan.folded)
     return met
 
 

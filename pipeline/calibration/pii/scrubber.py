@@ -105,6 +105,10 @@ class Scrubber:
 
     def _replace(self, text: str, mapping: PlaceholderMap) -> str:
         masked = mask_placeholders(text)
+        if not self._analysis(masked)[0]:  # most texts: nothing found but perhaps a learned name
+            names = self._names_pattern(mapping)
+            if names is None or names.search(masked) is None:
+                return text
         pieces: list[str] = []
         last = 0
         for span in merge_spans(self._detect(masked, mapping), masked):

@@ -132,6 +132,15 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def card_number(run: str) -> bool:
+    """Whether ``run`` as a whole is what the card detector takes: a card's shape, issuer
+    prefix and Luhn checksum."""
+    if _CARD_RE.fullmatch(run) is None:
+        return False
+    digits = re.sub(r"\D", "", run)
+    return 13 <= len(digits) <= 19 and _CARD_PREFIX_RE.match(digits) is not None and _luhn_ok(digits)
+
+
 def _cards(text: str) -> Iterator[Span]:
     for m in _CARD_RE.finditer(text):
         digits = re.sub(r"\D", "", m.group())

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pipeline.calibration.pii.detectors.phones import NATIONAL_PHONE_SHAPE_RE, STRONG_PHONE_HINT_RE
-from pipeline.calibration.pii.prefilter import Scan
+from pipeline.calibration.pii.prefilter import Scan, word_affixes
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span, strip_trailing
 
@@ -263,6 +263,7 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
 
 _ACRONYM_RE = re.compile(r"(?<![^\W\d_])[A-Z]{3,6}(?![^\W\d_])")
 _MARKS = ("#", "№", "n°", "nº", "no.", "no:")
+_LABEL_AFFIXES = word_affixes(_LABEL_STEMS, _LABEL_ENDINGS, _LABEL_INFIXES)
 
 
 def _may_label(scan: Scan) -> bool:
@@ -273,8 +274,7 @@ def _may_label(scan: Scan) -> bool:
     words = scan.words
     if not _LABEL_WORDS.isdisjoint(words):
         return True
-    if any(w.startswith(_LABEL_STEMS) or w.endswith(_LABEL_ENDINGS) or any(i in w for i in _LABEL_INFIXES)
-           for w in words):
+    if _LABEL_AFFIXES(scan.folded):
         return True
     text = scan.text
     if any(mark in text for mark in _MARKS) or (scan.lowered is not None and "no." in scan.lowered):

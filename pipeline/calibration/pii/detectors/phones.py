@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import phonenumbers
 
+from pipeline.calibration.pii.detectors.identity import card_number
 from pipeline.calibration.pii.prefilter import both, digits_at_least, words_of
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span
@@ -62,6 +63,11 @@ def _phone_windows(text: str) -> list[tuple[int, int]]:
     for m in _PHONE_GATE_RE.finditer(text):
         if sum(ch.isdigit() for ch in m.group()) < 7 or _glued_to_identifier(text, *m.span()):
             continue  # any phone inside a glued run would be glued too: skip the slow parse
+        if _NOT_PHONE_RE.fullmatch(m.group()) or card_number(m.group()):
+            # a dotted quad, a date, the SSN shape or a card number as a whole holds no phone
+            # (a match of the whole run is dropped below; an IP address or a card outranks a
+            # phone inside it), and these are the slowest windows: every region is tried
+            continue
         start, end = m.start(), m.end()
         while start > 0 and m.start() - start < 24 and not text[start - 1].isspace():
             start -= 1
