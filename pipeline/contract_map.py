@@ -16,9 +16,11 @@ from pipeline.contracts import (ArtifactManifest, BenchResults, BundleEvaluation
                                 Comparison, DivergenceRecord, DivergenceResult, EvalItem, EvalRun, EvalsetCard,
                                 GateCalibration, HandoffIndex, Metrics, QuantizeRun, ReferencePasses, SampleRecord,
                                 read_lines)
-from pipeline.contracts.files import (BENCH, BUNDLE_INDEX, CARD, COMPARISON, DIVERGENCE_REFERENCE, EVALSET_ITEMS,
-                                      EVALUATION, GATE_CALIBRATION, MANIFEST, METRICS, QUANTIZE_RUN, RUN, RUN_RECORD,
-                                      SAMPLES)
+from pipeline.contracts.business_record import Record
+from pipeline.contracts.files import (BENCH, BUNDLE_INDEX, CALIBRATION_POOL, CARD, COMPARISON, DIVERGENCE_REFERENCE,
+                                      DUPLICATES, EVALSET_ITEMS, EVALUATION, GATE_CALIBRATION, MANIFEST, METRICS,
+                                      QUANTIZE_RUN, REJECTS, REPORT, RUN, RUN_RECORD, SAMPLES)
+from pipeline.contracts.split_outputs import CalibrationSample, DuplicateLine, Reject, SplitReport
 from pipeline.layout import Layout
 
 Reader = Callable[[Path], Any]
@@ -34,7 +36,12 @@ def contract_files(layout: Layout) -> Iterator[tuple[Path, Reader]]:
     patterns: list[tuple[Path, str, Reader]] = [
         (layout.evalset, CARD, EvalsetCard.load),
         (layout.evalset, EVALSET_ITEMS, _lines(EvalItem)),
+        (layout.split_accounts, REPORT, SplitReport.load),
+        (layout.split_accounts, REJECTS, _lines(Reject)),
+        (layout.split_accounts, DUPLICATES, _lines(DuplicateLine)),
+        (layout.pools, CALIBRATION_POOL, _lines(Record)),
         (layout.calibration_sets, f"*/{CARD}", CalibrationCard.load),
+        (layout.calibration_sets, f"*/{SAMPLES}", _lines(CalibrationSample)),
         (layout.artifacts, f"*/{MANIFEST}", ArtifactManifest.load),
         (layout.quantize_runs, RUN_RECORD.format(name="*"), QuantizeRun.load),
         (layout.divergence, f"*/{METRICS}", DivergenceResult.load),

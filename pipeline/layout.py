@@ -43,6 +43,16 @@ class Layout:
     def calibration_sets(self) -> Path:
         return self.data / "calibration"
 
+    @property
+    def pools(self) -> Path:
+        """The split's calibration pool (and where more pools would go)."""
+        return self.data / "pools"
+
+    @property
+    def split_accounts(self) -> Path:
+        """The split's accounting: its report, rejects and duplicates."""
+        return self.data / "split"
+
     def calibration_set(self, name: str) -> Path:
         return self.calibration_sets / name
 

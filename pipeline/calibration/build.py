@@ -36,9 +36,11 @@ from pipeline.calibration.sample import Item, QuotaError, rank, stratify
 from pipeline.calibration.split import dedup_text, length_bucket, pii_config, prompt_text
 from pipeline.stage_params import Declared
 from pipeline.contracts import CalibrationCard
-from pipeline.io import atomic_dirs, file_sha256, jsonl_line, write_json
+from pipeline.contracts.records import line as record_line
+from pipeline.contracts.split_outputs import CalibrationSample, SplitReport
+from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
-from pipeline.contracts.files import CALIBRATION_POOL, CARD, CARD_MD, EVALSET_ITEMS, IMATRIX, REPORT, SAMPLES
+from pipeline.contracts.files import CALIBRATION_DATA, CALIBRATION_POOL, CARD, CARD_MD, EVALSET_ITEMS, IMATRIX, SAMPLES
 
 log = logging.getLogger(__name__)
 
@@ -243,32 +245,31 @@ def run(params, layout: Layout, set_name: str) -> dict:
                                "replacements": dict(sorted(general_counts.items()))}
     with atomic_dirs(layout.calibration_sets, [set_name]) as staged:
         d = staged[set_name]
-        public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in selected]
+        samples = [CalibrationSample(**{k: v for k, v in r.items() if not k.startswith("_")}) for r in selected]
         with (d / SAMPLES).open("w", encoding="utf-8") as fh:
-            fh.writelines(jsonl_line(r) for r in public)
+            fh.writelines(record_line(sample) for sample in samples)
         card["content_sha256"] = file_sha256(d / SAMPLES)
-        _write_parquet(d / "data.parquet", public)
-        (d / IMATRIX).write_text("\n\n".join(r["text"] for r in public) + "\n", encoding="utf-8")
+        _write_parquet(d / CALIBRATION_DATA, samples)
+        (d / IMATRIX).write_text("\n\n".join(sample.text for sample in samples) + "\n", encoding="utf-8")
         # every file a quantizer reads, by hash: the quantize stage checks them before use
         card["files_sha256"] = {n: file_sha256(d / n) for n in CONSUMED}
         card = CalibrationCard.model_validate(card).dump()  # the contract, with its schema id
         write_json(d / CARD, card)
         (d / CARD_MD).write_text(card_markdown(card), encoding="utf-8")
-    log.info("calibration set %s: %d samples, sha256 %s", set_name, len(public), card["content_sha256"][:12])
+    log.info("calibration set %s: %d samples, sha256 %s", set_name, len(samples), card["content_sha256"][:12])
     return card
 
 
 # What quantizers read from a calibration set: llm-compressor and the other backends the
 # Parquet rows, llama.cpp's imatrix the text file; samples.jsonl is the set's content hash.
-CONSUMED = (SAMPLES, "data.parquet", IMATRIX)
+CONSUMED = (SAMPLES, CALIBRATION_DATA, IMATRIX)
 
 
-def _write_parquet(path: Path, rows: list[dict]) -> None:
+def _write_parquet(path: Path, samples: list[CalibrationSample]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = ["id", "source", "scenario", "length_bucket", "difficulty", "n_tokens", "text"]
-    table = pa.table({c: [r[c] for r in rows] for c in cols})
+    table = pa.table({c: [getattr(s, c) for s in samples] for c in CalibrationSample.model_fields})
     pq.write_table(table, path, compression="zstd")
 
 
@@ -301,10 +302,10 @@ def _overlap_with_eval(data_dir: Path, selected: list[dict], params, pool=None) 
 
 def _business_provenance(data_dir: Path) -> dict:
     """What the business part of a set went through (sources, PII, rejects, dedup)."""
-    r = json.loads((data_dir / "split" / REPORT).read_text())
-    return {"sources_sha256": r["sources"], "pii": r["pii"],
-            "rejects_by_reason": r["ingest"]["rejected_by_reason"],
-            "dedup": {k: v for k, v in r["split"].items() if "duplicates" in k}}
+    r = SplitReport.load(data_dir / "split" / SplitReport.FILE)
+    return {"sources_sha256": r.sources, "pii": r.pii.model_dump(),
+            "rejects_by_reason": r.ingest.rejected_by_reason,
+            "dedup": {k: v for k, v in r.split.items() if "duplicates" in k}}
 
 
 def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir) -> dict:

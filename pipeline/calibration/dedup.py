@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from datasketch import MinHash, MinHashLSH
 
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 logger = logging.getLogger(__name__)
 

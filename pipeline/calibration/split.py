@@ -36,10 +36,12 @@ from pipeline.calibration.scrub_jobs import SPECIALS_KEY, ScrubJob, complete_all
 from pipeline.calibration.side_records import kept_records
 from pipeline.stage_params import Declared
 from pipeline.contracts import ITEM_SCHEMA, EvalsetCard
-from pipeline.io import atomic_dirs, file_sha256, jsonl_line
+from pipeline.contracts.records import line as record_line
+from pipeline.contracts.split_outputs import DuplicateLine, SplitReport
+from pipeline.io import atomic_dirs, file_sha256
 from pipeline.layout import Layout
 from pipeline.models import special_strings
-from pipeline.contracts.files import CALIBRATION_POOL, CARD, DUPLICATES, EVALSET_ITEMS, REJECTS, REPORT
+from pipeline.contracts.files import CALIBRATION_POOL, CARD, DUPLICATES, EVALSET_ITEMS, REJECTS
 
 # Names other modules and the tests take from here.
 __all__ = ["dedup_text", "id_key", "length_bucket", "prompt_text", "pseudonym", "run"]
@@ -159,7 +161,7 @@ class _EvalPool:
         res = self.dedup.add_keys(entry.rec_id, entry.keys)
         if not res.kept:
             self.counts["eval_duplicates"] += 1
-            self.dups.write(jsonl_line({"id": entry.rec_id, "pool": "eval", **_dup(res)}))
+            self.dups.write(_dup(entry.rec_id, "eval", res))
         elif entry.item_line is None:
             self.counts["eval_unscorable"] += 1
         else:
@@ -226,7 +228,10 @@ def _write_summary(params, staged: dict[str, Path], report: dict, counts: Counte
     (staged["evalset"] / CARD).write_text(json.dumps(eval_card, indent=2) + "\n")
     report["evalset_sha256"] = eval_card["content_sha256"]
     report["calibration_pool_sha256"] = file_sha256(staged["pools"] / CALIBRATION_POOL)
-    (staged["split"] / REPORT).write_text(json.dumps(report, indent=2) + "\n")
+    written = SplitReport.model_validate(report).dump()  # the contract, with its schema id
+    (staged["split"] / SplitReport.FILE).write_text(json.dumps(written, indent=2) + "\n")
+    report.clear()
+    report.update(written)  # what the stage returns is what it wrote
 
 
 def _unique(kept, assign, pool: str, dedup: Deduplicator, dups, counts: Counter) -> Iterator[str]:
@@ -239,11 +244,11 @@ def _unique(kept, assign, pool: str, dedup: Deduplicator, dups, counts: Counter)
             yield line
             continue
         counts[f"{pool}_duplicates"] += 1
-        dups.write(jsonl_line({"id": rec_id, "pool": pool, **_dup(res)}))
+        dups.write(_dup(rec_id, pool, res))
 
 
-def _dup(res) -> dict:
-    """A duplicate's entry in ``duplicates.jsonl``: exact or near, and of which record."""
+def _dup(rec_id: str, pool: str, res) -> str:
+    """A duplicate's line in ``duplicates.jsonl``: exact or near, and of which record."""
     if res.exact_duplicate_of:
-        return {"kind": "exact", "duplicate_of": res.exact_duplicate_of}
-    return {"kind": "near", "duplicate_of": res.near_duplicate_of}
+        return record_line(DuplicateLine(id=rec_id, pool=pool, kind="exact", duplicate_of=res.exact_duplicate_of))
+    return record_line(DuplicateLine(id=rec_id, pool=pool, kind="near", duplicate_of=res.near_duplicate_of))

@@ -6,7 +6,7 @@ tests/test_architecture.py, so a file can never be renamed on one side only.
 Which stage writes what (the folders are `Layout`'s):
 - split: data/evalset/EVALSET_ITEMS + CARD, data/calibration/CALIBRATION_POOL + REPORT,
   DUPLICATES, REJECTS;
-- calibration@<set>: SAMPLES, CARD, CARD_MD, IMATRIX;
+- calibration@<set>: SAMPLES, CALIBRATION_DATA, CARD, CARD_MD, IMATRIX;
 - quantize@<variant>: the artifact with MANIFEST and SHA256SUMS, its run record;
 - evaluate@<variant>: METRICS, SAMPLES (one record per item), RUN, ENGINE_LOG, or ERROR;
 - divergence@<variant>: METRICS and SAMPLES of the teacher-forced passes; the reference's
@@ -30,6 +30,7 @@ EVALSET_ITEMS = "evalset.jsonl"
 CALIBRATION_POOL = "calibration.jsonl"
 REPORT = "report.json"
 DUPLICATES = "duplicates.jsonl"
+CALIBRATION_DATA = "data.parquet"  # a calibration set's samples as the quantizers read them
 REJECTS = "rejects.jsonl"
 IMATRIX = "imatrix.txt"
 MANIFEST = "manifest.json"
@@ -66,4 +67,5 @@ HANDOFF_INDEX_SCHEMA = "qpipe.handoff-index/v1"
 PLAN_SCHEMA = "qpipe.plan/v1"
 QUANTIZE_RUN_SCHEMA = "qpipe.quantize-run/v1"
 RESULTS_SCHEMA = "qpipe.results/v1"
+SPLIT_REPORT_SCHEMA = "qpipe.split-report/v1"
 TRACKING_PENDING_SCHEMA = "qpipe.tracking-pending/v1"

@@ -144,9 +144,10 @@ class Backend(ABC):
             return [], None
         import pyarrow.parquet as pq
 
-        texts = pq.read_table(req.calibration_dir / "data.parquet", columns=["text"]).column("text").to_pylist()
         from pipeline.contracts import CalibrationCard
-        from pipeline.contracts.files import CARD
+        from pipeline.contracts.files import CALIBRATION_DATA, CARD
+
+        texts = pq.read_table(req.calibration_dir / CALIBRATION_DATA, columns=["text"]).column("text").to_pylist()
 
         card = CalibrationCard.load(req.calibration_dir / CARD)
         return texts, (card.params or {}).get("set", {}).get("max_seq_len")

@@ -42,7 +42,7 @@ from pipeline.quantize.base import (
     run_worker,
     write_result,
 )
-from pipeline.contracts.files import CARD
+from pipeline.contracts.files import CALIBRATION_DATA, CARD
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ def _dataset(calibration_dir: Path | None, scheme: str, tokenizer, max_len: int,
         return None
     from datasets import Dataset
 
-    ds = Dataset.from_parquet(str(calibration_dir / "data.parquet"))
+    ds = Dataset.from_parquet(str(calibration_dir / CALIBRATION_DATA))
     index, count = share
     if count > 1:
         if len(ds) < count:

@@ -6,7 +6,7 @@ from pipeline.calibration.dedup import (
     Deduplicator, DedupResult, content_hash, conversation_text, dedup_keys_of, minhash,
     near_duplicate_pairs, near_duplicates_between, normalize_text, shingles,
 )
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 WORDS = ("order refund delivery invoice warranty account password parcel courier address plan "
          "upgrade battery screen charger firmware store manager receipt colour size exchange "

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.calibration.pii import ALL_KINDS, PIIConfig, PlaceholderMap, Scrubber
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 # ------------------------------------------------------------------ checksum helpers
 

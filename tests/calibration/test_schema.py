@@ -3,7 +3,7 @@ from datetime import timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from pipeline.calibration.schema import Message, Record, Rubric
+from pipeline.contracts.business_record import Message, Record, Rubric
 
 
 def _record(**overrides):

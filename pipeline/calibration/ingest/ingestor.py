@@ -19,7 +19,7 @@ from pipeline.calibration.ingest.readers import READERS, SUFFIXES
 from pipeline.calibration.ingest.rejects import FileStats, IngestError, IngestStats, Reject, Problem
 from pipeline.calibration.ingest.validation import validate_object
 from pipeline.calibration.pii import PIIConfig, Scrubber
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 logger = logging.getLogger(__package__)  # one logger for all of ingest, as log filters name it
 

@@ -1,37 +1,20 @@
-"""What a failed read looks like: the reject reason codes, :class:`Reject`, the counts of kept and
-rejected records per file, and the two failures on the way there (:class:`IngestError` for a whole
-input, :class:`Problem` for one record)."""
+"""What a failed read looks like: the counts of kept and rejected records per file, and the two
+failures on the way there (:class:`IngestError` for a whole input, :class:`Problem` for one
+record). A :class:`Reject` and its reason codes are the split's contract
+(:mod:`pipeline.contracts.split_outputs`), named here for the ingest package."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 from pydantic import BaseModel, ConfigDict, Field
 
-RejectReason = Literal[
-    "bad_encoding", "bad_json", "not_an_object", "missing_field", "wrong_type",
-    "empty_conversation", "empty_message", "line_too_long", "duplicate_id", "invalid_value",
-]
-REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)
-EXCERPT_CHARS = 120
+from pipeline.contracts.split_outputs import EXCERPT_CHARS, REJECT_REASONS, Reject, RejectReason
+
+__all__ = ["EXCERPT_CHARS", "FileStats", "IngestError", "IngestStats", "Problem", "REJECT_REASONS", "Reject",
+           "RejectReason", "too_long"]
 
 
 class IngestError(ValueError):
     """A whole input is unusable (missing, unsupported, unreadable): nothing to reject."""
-
-
-class Reject(BaseModel):
-    """One input record that did not become a :class:`Record`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    file: str
-    line: int
-    offset: int | None
-    sha256: str
-    reason: RejectReason
-    detail: str
-    excerpt: str = Field(max_length=EXCERPT_CHARS)
 
 
 class FileStats(BaseModel):

@@ -1,4 +1,4 @@
-"""Validation of one parsed object as a :class:`~pipeline.calibration.schema.Record`: pydantic's
+"""Validation of one parsed object as a :class:`~pipeline.contracts.business_record.Record`: pydantic's
 errors become one reject reason code (the most structural one) and a detail that names the
 fields, never their values."""
 
@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.calibration.ingest.rejects import REJECT_REASONS, Problem
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 # When a record has several problems the reason is the most structural one.
 _REASON_PRIORITY = ("missing_field", "wrong_type", "empty_conversation", "empty_message",
@@ -25,7 +25,7 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
 
 def _reason_of(error_type: str) -> str:
     if error_type in REJECT_REASONS:
-        return error_type  # schema.py raises custom errors typed by reason code
+        return error_type  # business_record.py raises custom errors typed by reason code
     if error_type == "missing":
         return "missing_field"
     if error_type.endswith("_type"):
@@ -39,7 +39,7 @@ def _describe(error: dict[str, Any]) -> str:
         return f"{where}: required field is missing"
     if error["type"] == "extra_forbidden":
         return f"{where}: unknown field; remove it or fix its spelling"
-    return f"{where}: {error['msg']}"  # pydantic and schema.py messages never quote the input
+    return f"{where}: {error['msg']}"  # pydantic and business_record.py messages never quote the input
 
 
 def validate_object(obj: dict[str, Any]) -> Record:

@@ -17,7 +17,7 @@ from pipeline.calibration.pii.placeholders import PlaceholderMap, mask_placehold
 from pipeline.calibration.pii.prefilter import Scan
 from pipeline.calibration.pii.spans import merge_spans, Span
 from pipeline.calibration.pii.terms import names_terms_pattern, term_spans, terms_pattern
-from pipeline.calibration.schema import Record
+from pipeline.contracts.business_record import Record
 
 logger = logging.getLogger(__package__)  # the package's name: pipeline.calibration.pii
 
