@@ -337,3 +337,60 @@ def test_every_contract_names_its_file_and_schema():
     assert len(classes) >= 7
     for c in classes:
         assert c.SCHEMA in vars(files).values() and c.FILE in vars(files).values(), c.__name__
+
+
+# ---------------------------------------------------------------- hand-off files read through their contracts
+
+NOT_HAND_OFFS = {"ERROR", "TRACKING_PENDING"}  # a failed stage's marker and track's own queue: no stage reads them
+
+
+def raw_hand_off_reads(root: Path) -> list[str]:
+    """Every `json.load(s)` or `open` outside pipeline/contracts/ whose argument is a path built from
+    a hand-off file's name (pipeline.contracts.files), directly or through a name assigned from
+    one in the same function: such a file must be read through its contract (`X.load`,
+    `read_lines`), which names the file, the schema and the stage to re-run when it is wrong."""
+    import ast
+
+    from pipeline.contracts import files
+
+    hand_offs = {k for k, v in vars(files).items() if k.isupper() and isinstance(v, str)
+                 and v.endswith((".json", ".jsonl")) and k not in NOT_HAND_OFFS}
+
+    def mentions(node, tainted) -> bool:
+        return any((isinstance(n, ast.Name) and (n.id in hand_offs or n.id in tainted))
+                   or (isinstance(n, ast.Attribute) and n.attr == "FILE") for n in ast.walk(node))
+
+    def is_read(call) -> bool:
+        f = call.func
+        return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "json"
+                and f.attr in ("load", "loads")) or (isinstance(f, ast.Name) and f.id == "open")
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("pipeline/contracts/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+            tainted: set[str] = set()
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Assign) and mentions(node.value, tainted):
+                    tainted |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Call) and is_read(node) and any(mentions(a, tainted) for a in node.args):
+                    found.append(f"{rel}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_hand_off_files_are_read_through_their_contracts():
+    found = raw_hand_off_reads(REPO / "pipeline")
+    assert found == [], "read these through their contract (X.load / read_lines):\n" + "\n".join(found)
+
+
+def test_a_raw_read_is_caught(tmp_path):
+    root = tmp_path / "pipeline"
+    root.mkdir()
+    (root / "a.py").write_text("import json\nfrom pipeline.contracts.files import METRICS\n"
+                               "def f(d):\n    p = d / METRICS\n    return json.loads(p.read_text())\n"
+                               "def g(d):\n    return json.loads((d / 'other.json').read_text())\n")
+    assert raw_hand_off_reads(root) == ["pipeline/a.py:5"]

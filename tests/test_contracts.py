@@ -99,7 +99,7 @@ def test_artifact_manifest_round_trips_byte_identical(tmp_path):
     text = (art / "manifest.json").read_text()
     m = ArtifactManifest.load(art / "manifest.json")
     assert m.calibration.samples == 256 and m.files[0].path == "config.json" and m.bits == 4
-    assert manifest_bytes(m.dump()) == text and m.dump() == made == require_verified(art)
+    assert manifest_bytes(m.dump()) == text and m.dump() == made == require_verified(art, ArtifactManifest).dump()
 
 
 def test_bundle_index_round_trips_byte_identical(tmp_path):

@@ -17,10 +17,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from pipeline.io import file_sha256
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import ARTIFACT_SCHEMA, MANIFEST, SHA256SUMS
+from pipeline.contracts.artifact_manifest import FileListing, read_listing
+from pipeline.contracts.contract import Contract, ContractError
+
+C = TypeVar("C", bound=Contract)
 
 SUMS = SHA256SUMS
 SCHEMA = ARTIFACT_SCHEMA
@@ -141,10 +146,10 @@ def verify(root: Path) -> list[Mismatch]:
     if mpath.is_symlink():
         return [Mismatch(MANIFEST, "symlink: links are not allowed in an artifact or bundle")]
     try:
-        manifest = json.loads(mpath.read_text())
-        listed = {f["path"]: f for f in manifest["files"]}
-    except (ValueError, KeyError, TypeError) as err:
-        return [Mismatch(MANIFEST, f"unreadable ({err!r})")]
+        manifest = read_listing(mpath)
+    except ContractError as err:
+        return [Mismatch(MANIFEST, f"unreadable ({err.problem})")]
+    listed = {f.path: f for f in manifest.files}
     out = [Mismatch(str(path), "unsafe path (absolute, `..` or empty part): refused")
            for path in sorted(map(str, listed)) if not safe_relpath(path)]
     if out:
@@ -157,17 +162,17 @@ def verify(root: Path) -> list[Mismatch]:
             continue  # reported above; never read through a link
         if not p.is_file():
             out.append(Mismatch(path, "missing"))
-        elif p.stat().st_size != f["size"]:
-            out.append(Mismatch(path, f"size {p.stat().st_size} != {f['size']}"))
-        elif file_sha256(p) != f["sha256"]:
+        elif p.stat().st_size != f.size:
+            out.append(Mismatch(path, f"size {p.stat().st_size} != {f.size}"))
+        elif file_sha256(p) != f.sha256:
             out.append(Mismatch(path, "modified (sha256 differs)"))
     present = {p.relative_to(root).as_posix() for p in files}
     out += [Mismatch(p, "extra (not in the manifest)") for p in sorted(present - set(listed))]
-    if manifest.get("content_sha256") != tree_sha256(manifest["files"]):
+    if manifest.content_sha256 != tree_sha256([f.model_dump() for f in manifest.files]):
         out.append(Mismatch(MANIFEST, "content_sha256 is not the hash of the files it lists"))
     sums = root / SUMS
     if sums.is_file():
-        expected = "".join(f"{f['sha256']}  {f['path']}\n" for f in manifest["files"])
+        expected = "".join(f"{f.sha256}  {f.path}\n" for f in manifest.files)
         if sums.read_text() != expected:
             out.append(Mismatch(SUMS, "does not match manifest.json"))
     else:
@@ -175,9 +180,11 @@ def verify(root: Path) -> list[Mismatch]:
     return out
 
 
-def require_verified(root: Path) -> dict:
-    """Load a manifest after verifying every file; raise VerificationError otherwise."""
+def require_verified(root: Path, contract: type[C] | None = None) -> FileListing | C:
+    """A manifest after verifying every file (VerificationError otherwise): through `contract`
+    (pipeline.contracts: the artifact's), or as its file listing, whose lineage (format, scheme, …)
+    reads as attributes where the manifest records it."""
     problems = verify(root)
     if problems:
         raise VerificationError(root, problems)
-    return json.loads((root / MANIFEST).read_text())
+    return contract.load(root / MANIFEST) if contract is not None else read_listing(root / MANIFEST)

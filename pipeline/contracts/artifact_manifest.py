@@ -3,9 +3,12 @@ and its lineage (base model, recipe, calibration set, scheme, format, engine, ba
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
-from pipeline.contracts.contract import Contract, OpenPart, Part
+from pydantic import Field, ValidationError
+
+from pipeline.contracts.contract import Contract, ContractError, OpenPart, Part, describe
 from pipeline.contracts.files import ARTIFACT_SCHEMA, MANIFEST
 
 class FileEntry(Part):
@@ -66,3 +69,26 @@ class ArtifactManifest(Files):
     quantization: OpenPart | None = None  # device, processes, gpu and the backend's own facts
     load_check: OpenPart | None = None
     notes: list[str] = []
+
+
+class FileListing(OpenPart):
+    """What every manifest over a folder lists, whatever lineage it records beside (an artifact's,
+    a handoff bundle's, one a test writes): the files by path, size and SHA256 and the hash over
+    them. Integrity checks read this much and no more; the lineage is read through
+    :class:`ArtifactManifest` or the bundle's own contract."""
+
+    schema_id: str | None = Field(default=None, alias="schema")
+    files: list[FileEntry]
+    content_sha256: str | None = None
+    size_bytes: int | None = None
+
+
+def read_listing(path: Path) -> FileListing:
+    """The file listing of the manifest at `path`; ContractError when it is missing, not JSON
+    or lists no files."""
+    try:
+        return FileListing.model_validate_json(Path(path).read_bytes())
+    except FileNotFoundError:
+        raise ContractError(path, "missing", "re-run the stage that writes it") from None
+    except (ValidationError, ValueError) as err:
+        raise ContractError(path, f"not a manifest: {describe(err)}", "re-run the stage that writes it") from None

@@ -206,8 +206,8 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
         result |= {"measured": False, "why": f"format {fmt!r}: transformers does not load it here "
                                              f"without its own library (measured: {', '.join(LOADABLE)})"}
         return _write(dest, name, result, [])
-    base_sha = require_verified(base_dir)["content_sha256"]
-    same = manifest["content_sha256"] == base_sha
+    base_sha = require_verified(base_dir).content_sha256
+    same = manifest.content_sha256 == base_sha
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     tf = rp.teacher_forced(params, layout, tokenizer)
     stored = None if same else rp.load(params, layout, base_sha, tf)
@@ -253,12 +253,12 @@ def run(params, layout: Layout, name: str) -> dict[str, Any]:
     probe = [prompts[i] for i in shortest[:cfg.long_prompts]]  # the shortest prompts: most room
     if same:
         result["method"] += (f"; the weights are byte-identical to {baseline}'s (content "
-                             f"{manifest['content_sha256'][:12]}): token signals are exact zeros "
+                             f"{manifest.content_sha256[:12]}): token signals are exact zeros "
                              "without the passes")
     elif stored is not None:
         result["method"] += (f"; {baseline}'s distribution from its stored last hidden states and "
                              "LM head (divergence_reference)")
-    result |= {"measured": True, "artifact_sha256": manifest["content_sha256"],
+    result |= {"measured": True, "artifact_sha256": manifest.content_sha256,
                "evalset_sha256": tf["evalset_sha256"], "overall": summarize(rows), "slices": {},
                "long_generation": long_probe(variant, probe, max_len) if probe else None,
                "seconds": round(time.time() - t0, 2)}

@@ -28,14 +28,12 @@ Nothing in the output depends on the run (no times): unchanged inputs keep its D
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from typing import Any
 
 import numpy as np
 
 from pipeline import progress
-from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared
@@ -47,10 +45,6 @@ SCHEMA = GATE_CALIBRATION_SCHEMA
 FILE = GATE_CALIBRATION
 PARAMS = Declared("gate_calibration", "model", "evaluate.evalset", "evaluate.max_tokens",
                   "divergence.reference", "variants.${divergence.reference}", "gate_calibration")
-
-
-class GateCalibrationError(QpipeError, RuntimeError):
-    pass
 
 
 def perturbed(model, scale: float, seed: int):
@@ -166,7 +160,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
                  scale, -100 * steps[-1]["drop"], steps[-1]["kld_item_mean"])
         if steps[-1]["drop"] >= min(cfg.target_drop, 0.8 * base_acc):
             break
-    result = {"schema": SCHEMA, "reference": reference, "artifact_sha256": manifest["content_sha256"],
+    result = {"schema": SCHEMA, "reference": reference, "artifact_sha256": manifest.content_sha256,
               "evalset_sha256": tf["evalset_sha256"], "method": _method(cfg, max_tokens),
               "items": [it.id for it in items], "base_correct": base_correct,
               "base_accuracy": round(base_acc, 6), "steps": steps}
@@ -199,18 +193,6 @@ def _method(cfg, max_tokens: int) -> str:
             f"on {cfg.device}, "
             f"greedy, {max_tokens} new tokens; accuracy paired against the unperturbed model on the "
             "same engine; signals teacher-forced along the served reference's outputs")
-
-
-def load(layout: Layout) -> dict[str, Any] | None:
-    """The stage's output, or None where it was not run."""
-    path = layout.gate_calibration / FILE
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("schema") != SCHEMA:
-        raise GateCalibrationError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r} — "
-                                   "fix: `dvc repro gate_calibration`")
-    return GateCalibration.read(data, path).dump()
 
 
 def summary_line(r: dict[str, Any]) -> str:

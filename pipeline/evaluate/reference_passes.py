@@ -136,7 +136,7 @@ def run(params, layout: Layout) -> str:
                 shown.advance()
             del passes
     card = ReferencePasses(
-        reference=reference, artifact_sha256=manifest["content_sha256"],
+        reference=reference, artifact_sha256=manifest.content_sha256,
         evalset_sha256=tf["evalset_sha256"], ids=[i.id for i in tf["items"]],
         output_tokens_sha256=tokens_sha256(tf["outputs"]), context_length=context_length(artifact),
         hidden_states=exact, lm_head_check_max_abs=worst, why=why,

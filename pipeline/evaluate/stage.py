@@ -232,8 +232,8 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                           "serving": info.serving, "reason": params.variants[name].reason},
                "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
                "protocol": protocol(prompts, ev),
-               "artifact_sha256": manifest.get("content_sha256"),
-               "size_bytes": manifest.get("size_bytes")}
+               "artifact_sha256": manifest.content_sha256,
+               "size_bytes": manifest.size_bytes}
     if harness_results is not None:
         metrics["lm_eval"] = harness_results
     if looks is not None:
@@ -248,8 +248,9 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
                               "reference": stop_rule.reference}} if stop_rule is not None else {}),
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
-           "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.get("content_sha256"),
-                        "format": manifest.get("format"), "scheme": manifest.get("scheme")}}
+           "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.content_sha256,
+                        "format": getattr(manifest, "format", None),
+                        "scheme": getattr(manifest, "scheme", None)}}
     with (out / SAMPLES).open("w", encoding="utf-8") as fh:
         fh.writelines(line(SampleRecord.model_validate(r)) for r in records)
     write_json(out / RUN, EvalRun.model_validate(run).dump())

@@ -23,7 +23,7 @@ from typing import Any
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.artifacts.runrecord import read_run_record
 from pipeline.engines.base import engine_names, get_engine
-from pipeline.contracts import BundleEvaluation, BundleIndex, CalibrationCard, Metrics
+from pipeline.contracts import ArtifactManifest, BundleEvaluation, BundleIndex, CalibrationCard, Metrics
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
@@ -40,7 +40,7 @@ def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
     return get_engine(engine).handoff_command(model_dir, params.engine_settings(variant))
 
 
-def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict, calib: dict | None,
+def model_card(variant: str, manifest: ArtifactManifest, evaluation: dict, comparison: dict, calib: dict | None,
                engine: str, serve: str, pii_enabled: bool = True, run: dict | None = None) -> str:
     v = evaluation["comparison"]
     a, g = v["accuracy"], v.get("gate") or {}
@@ -49,21 +49,21 @@ def model_card(variant: str, manifest: dict, evaluation: dict, comparison: dict,
         f"`{calib.get('content_sha256')}`, PII replacements "
         f"{sum((calib.get('pii') or {}).get('replacements', {}).values())}"
         + _calibration_summary(calib))
-    recipe = manifest.get("recipe") or {}
+    recipe = manifest.recipe
     lines = [
         f"# {variant}", "",
-        f"Quantized from **{manifest['base_model']['name']}** (content SHA256 "
-        f"`{manifest['base_model']['content_sha256']}`) with scheme `{manifest['scheme']}` "
-        f"({manifest.get('bits')} bits, group size {manifest.get('group_size')}) by the "
-        f"`{manifest['backend']}` backend; format `{manifest['format']}`.", "",
+        f"Quantized from **{manifest.base_model.name}** (content SHA256 "
+        f"`{manifest.base_model.content_sha256}`) with scheme `{manifest.scheme}` "
+        f"({manifest.bits} bits, group size {manifest.group_size}) by the "
+        f"`{manifest.backend}` backend; format `{manifest.format}`.", "",
         "## Lineage", "",
-        f"- recipe: `{recipe.get('path')}` (SHA256 `{recipe.get('sha256')}`)",
+        f"- recipe: `{recipe and recipe.path}` (SHA256 `{recipe and recipe.sha256}`)",
         f"- calibration set: {calib_line}",
         f"- PII scrubbing at the split (evaluation and calibration data): "
         f"{'on' if pii_enabled else '**OFF** (split.pii.enabled: false)'}",
-        f"- remote code: {'**ON** (model.trust_remote_code)' if manifest.get('trust_remote_code') else 'off'}",
-        f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.get('tool_versions', {}).items())}",
-        f"- artifact content SHA256: `{manifest['content_sha256']}`; quantized at git commit "
+        f"- remote code: {'**ON** (model.trust_remote_code)' if manifest.trust_remote_code else 'off'}",
+        f"- tools: {', '.join(f'{k} {v_}' for k, v_ in manifest.tool_versions.items())}",
+        f"- artifact content SHA256: `{manifest.content_sha256}`; quantized at git commit "
         f"`{((run or {}).get('git') or {}).get('commit')}`"
         + (" (with uncommitted changes)" if ((run or {}).get("git") or {}).get("dirty") else ""), "",
         f"## Evaluation (business evaluation set, paired against `{v.get('reference', 'the baseline')}`)",
@@ -118,28 +118,30 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
     """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
     custody names (pipeline.handoff.custody.check); returns its manifest."""
     art = layout.artifact(variant)
-    manifest = require_verified(art)  # a bundle is never made from files that do not verify
-    if manifest["content_sha256"] != chain["artifact_sha256"]:
+    manifest = require_verified(art, ArtifactManifest)  # a bundle is never made from files that do not verify
+    if manifest.content_sha256 != chain["artifact_sha256"]:
         raise BundleError(f"{art} changed since its chain of custody was checked — nothing written")
     entry = comparison["variants"][variant]
     results = layout.result(variant)
     metrics = Metrics.load(results / METRICS).dump()
     calib, card_dir = None, None
-    if (manifest.get("calibration") or {}).get("name"):
-        card_dir = layout.calibration_set(manifest["calibration"]["name"])
+    used = manifest.calibration
+    if used is not None and used.name:
+        card_dir = layout.calibration_set(used.name)
         card = card_dir / CARD
-        calib = CalibrationCard.load(card).dump() if card.is_file() else manifest["calibration"]
+        calib = (CalibrationCard.load(card).dump() if card.is_file()
+                 else used.model_dump(mode="json", exclude_unset=True))
     engine = params.engine_for(variant)
     run_path = layout.quantize_run(variant)
     run = read_run_record(run_path)
-    if run and run.get("artifact_content_sha256") != manifest["content_sha256"]:
+    if run and run.get("artifact_content_sha256") != manifest.content_sha256:
         run = {}  # the record of a run that made other bytes: not this artifact's provenance
     with atomic_dirs(dest_parent, [variant]) as dirs:
         out = dirs[variant]
         # Links are copied as links (never followed), so the copy's verification refuses them;
         # the copy itself must hash to the evaluated artifact.
         shutil.copytree(art, out / "model", symlinks=True)
-        if require_verified(out / "model")["content_sha256"] != chain["artifact_sha256"]:
+        if require_verified(out / "model").content_sha256 != chain["artifact_sha256"]:
             raise BundleError(f"{art} changed while it was copied into the bundle — nothing written")
         shutil.copy2(results / METRICS, out / METRICS)  # verbatim: its hash is in the chain
         if file_sha256(out / METRICS) != chain["evaluation"]["metrics_sha256"]:
@@ -163,13 +165,13 @@ def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: P
                        pii_enabled=params.split.pii.enabled, run=run),
             encoding="utf-8")
         bundle = build_manifest(out, lineage={
-            "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest["content_sha256"],
-            "base_model": manifest["base_model"], "scheme": manifest["scheme"],
-            "calibration_sha256": (manifest.get("calibration") or {}).get("content_sha256"),
+            "schema": SCHEMA, "variant": variant, "artifact_sha256": manifest.content_sha256,
+            "base_model": manifest.base_model.model_dump(mode="json", exclude_unset=True), "scheme": manifest.scheme,
+            "calibration_sha256": used.content_sha256 if used is not None else None,
             "evalset_sha256": comparison["evalset_sha256"], "gate": entry.get("gate"),
             "engine": engine, "serve": serve, "chain": chain,
             "pii_scrubbing": params.split.pii.enabled,
-            "trust_remote_code": bool(manifest.get("trust_remote_code"))}, contract=BundleIndex)
+            "trust_remote_code": bool(manifest.trust_remote_code)}, contract=BundleIndex)
     if tarball:
         with tarfile.open(dest_parent / f"{variant}.tar.gz", "w:gz") as tar:
             tar.add(dest_parent / variant, arcname=variant)

@@ -12,12 +12,12 @@ manifest and `verify_bundle` (`qpipe verify handoff/<v>`) checks it from the bun
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pipeline.artifacts.manifest import MANIFEST, Mismatch, VerificationError, require_verified, verify
 from pipeline.contracts import BundleEvaluation, BundleIndex, ContractError, Metrics
+from pipeline.contracts.artifact_manifest import read_listing
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
@@ -40,7 +40,7 @@ def check(params, layout: Layout, variant: str, comparison: dict[str, Any],
     rec = entry.get("custody") or {}
     results = layout.result(variant)
     manifest = require_verified(layout.artifact(variant))  # recomputes every file's hash
-    on_disk = manifest["content_sha256"]
+    on_disk = manifest.content_sha256
     problems: list[str] = []
     if comparison.get("baseline") != params.baseline:
         problems.append(f"the comparison was made against {comparison.get('baseline')!r}, not the "
@@ -87,12 +87,11 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     out = verify(bundle)
     if out:
         return out
-    m = json.loads((bundle / MANIFEST).read_text())
-    if not m.get("chain"):
+    if not getattr(read_listing(bundle / MANIFEST), "chain", None):  # verify() read it already
         return [Mismatch(MANIFEST, "no chain of custody (a bundle from an older version): "
                                    "rebuild it with `dvc repro handoff`")]
     try:
-        m = BundleIndex.read(m, bundle / MANIFEST).dump()
+        m = BundleIndex.load(bundle / MANIFEST).dump()
     except ContractError as err:
         return [Mismatch(MANIFEST, f"{err.problem} — fix: {err.fix}")]
     chain = m["chain"]
@@ -101,8 +100,8 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
     except VerificationError as err:
         return [Mismatch(f"model/{p.path}", p.problem) for p in err.mismatches]
     art = chain.get("artifact_sha256")
-    if model["content_sha256"] != art or m.get("artifact_sha256") != art:
-        out.append(Mismatch("model", f"content SHA256 {model['content_sha256'][:16]}… is not the "
+    if model.content_sha256 != art or m.get("artifact_sha256") != art:
+        out.append(Mismatch("model", f"content SHA256 {str(model.content_sha256)[:16]}… is not the "
                                      f"chain's artifact {str(art)[:16]}…"))
     metrics = bundle / METRICS
     if not metrics.is_file() or file_sha256(metrics) != chain["evaluation"].get("metrics_sha256"):
@@ -125,8 +124,8 @@ def verify_path(path: Path) -> tuple[list[str], bool]:
     from pipeline.handoff.bundle import SCHEMA as BUNDLE
 
     try:
-        is_bundle = json.loads((path / MANIFEST).read_text()).get("schema") == BUNDLE
-    except (OSError, ValueError, AttributeError):
+        is_bundle = read_listing(path / MANIFEST).schema_id == BUNDLE
+    except ContractError:
         is_bundle = False
     problems = verify_bundle(path) if is_bundle else verify(path)
     if problems:

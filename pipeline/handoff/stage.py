@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from pipeline.contracts import BundleIndex, Comparison, ContractError, HandoffIndex
+from pipeline.contracts.artifact_manifest import read_listing
 from pipeline.handoff import bundle
 from pipeline.handoff import custody
 from pipeline.io import write_json
@@ -42,9 +42,8 @@ def _comparison(layout: Layout) -> dict[str, Any]:
 def _made_here(d: Path) -> bool:
     """A folder this stage wrote: a bundle (its manifest says so), not anything else in out_dir."""
     try:
-        return not d.is_symlink() and d.is_dir() and json.loads(
-            (d / MANIFEST).read_text()).get("schema") == BUNDLE_SCHEMA
-    except (OSError, ValueError):
+        return not d.is_symlink() and d.is_dir() and read_listing(d / MANIFEST).schema_id == BUNDLE_SCHEMA
+    except ContractError:
         return False
 
 

@@ -13,12 +13,12 @@ README's reproducibility table records.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.artifacts.manifest import MANIFEST, verify
+from pipeline.contracts.artifact_manifest import read_listing
 from pipeline.errors import QpipeError
 from pipeline.layout import Layout
 from pipeline.quantize import stage
@@ -80,7 +80,7 @@ def reproduce(params, layout: Layout, name: str, *, keep: Path | None = None) ->
                              f"nothing to compare a rebuild with; fix: `dvc repro quantize@{name}` "
                              "or `dvc checkout`")
     recorded_bytes = (art / MANIFEST).read_bytes()
-    recorded = json.loads(recorded_bytes)
+    recorded = read_listing(art / MANIFEST)
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"qpipe-reproduce-{name}-") as tmp:
@@ -88,7 +88,7 @@ def reproduce(params, layout: Layout, name: str, *, keep: Path | None = None) ->
         rebuilt = stage.run(params, layout, name, device=params.quantize.device,
                             gpus=params.quantize.gpus, out_parent=parent)
         rebuilt_bytes = (parent / name / MANIFEST).read_bytes()
-    return Reproduction(name, recorded["content_sha256"], rebuilt["content_sha256"],
-                        differences=compare_files(recorded["files"], rebuilt["files"]),
+    return Reproduction(name, recorded.content_sha256, rebuilt["content_sha256"],
+                        differences=compare_files([f.model_dump() for f in recorded.files], rebuilt["files"]),
                         manifest_identical=recorded_bytes == rebuilt_bytes,
                         kept=parent / name if keep is not None else None)
