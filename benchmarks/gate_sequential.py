@@ -129,22 +129,25 @@ def main(a) -> None:
     print(f"{shown}: {len(records)} items; looks every {a.look} ({look_sizes(len(records), a.look)}); "
           f"{a.reps} replicates per scenario; each profile's whole gate, gain left out\n")
     jobs = [(sc, 1000 + i, records, a.params, a.reps, crit, limits, a.look)
-            for i, sc in enumerate(scenarios(params, slice_for_drop))]
+            for i, sc in enumerate(scenarios(params, slice_for_drop))
+            if not getattr(a, "only", None) or any(o in sc["name"] for o in a.only)]
     t0 = time.time()
+    print(f"{'scenario':58s} {'profile':17s} {'sequential p/f/i %':22s} {'fixed p/f/i %':20s} items", flush=True)
+    rows = []
     with multiprocessing.get_context("fork").Pool(a.workers) as pool:
-        rows = pool.map(run_scenario, jobs)
-    print(f"{'scenario':58s} {'profile':17s} {'sequential p/f/i %':22s} {'fixed p/f/i %':20s} items")
-    for row in rows:
-        for p, d in row["profiles"].items():
-            s = "/".join(f"{100 * d['sequential'][v]:.1f}" for v in VERDICTS)
-            f = "/".join(f"{100 * d['fixed'][v]:.1f}" for v in VERDICTS)
-            print(f"{row['scenario'][:58]:58s} {p:17s} {s:22s} {f:20s} {100 * d['items_share']:3.0f}%")
-        if "criterion_at_margin_pass" in row:
-            q = row["criterion_at_margin_pass"]
-            two_se = 200 * math.sqrt(max(q * (1 - q), 1e-12) / row["reps"])
-            print(f"{'':58s} criterion at the margin passes {100 * q:.1f}% ± {two_se:.1f}"
-                  + ("" if row["plantable"] else "  (NOT PLANTABLE)"))
-    print(f"\n{time.time() - t0:.0f} s")
-    if a.json:
-        a.json.write_text(json.dumps({"records": str(shown), "look": a.look, "reps": a.reps,
-                                      "rows": rows}, indent=2) + "\n")
+        for row in pool.imap_unordered(run_scenario, jobs):  # each as it ends: a cut-short run keeps them
+            rows.append(row)
+            for p, d in row["profiles"].items():
+                s = "/".join(f"{100 * d['sequential'][v]:.1f}" for v in VERDICTS)
+                f = "/".join(f"{100 * d['fixed'][v]:.1f}" for v in VERDICTS)
+                print(f"{row['scenario'][:58]:58s} {p:17s} {s:22s} {f:20s} {100 * d['items_share']:3.0f}%")
+            if "criterion_at_margin_pass" in row:
+                q = row["criterion_at_margin_pass"]
+                two_se = 200 * math.sqrt(max(q * (1 - q), 1e-12) / row["reps"])
+                print(f"{'':58s} criterion at the margin passes {100 * q:.1f}% ± {two_se:.1f}"
+                      + ("" if row["plantable"] else "  (NOT PLANTABLE)"))
+            print(flush=True)
+            if a.json:
+                a.json.write_text(json.dumps({"records": str(shown), "look": a.look, "reps": a.reps,
+                                              "rows": rows}, indent=2) + "\n")
+    print(f"{time.time() - t0:.0f} s")

@@ -66,6 +66,7 @@ def main() -> None:
     ap.add_argument("--gate", action="store_true", help="the whole gate of every profile (see above)")
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml", help="with --gate: the project's params")
     ap.add_argument("--workers", type=int, default=2, help="with --gate: processes")
+    ap.add_argument("--only", nargs="+", help="with --gate: the scenarios whose names hold one of these")
     a = ap.parse_args()
     if a.gate:
         gate_sequential.main(a)
