@@ -513,3 +513,26 @@ def test_split_outputs_do_not_depend_on_the_number_of_workers(project, repo, mod
     else:
         report = json.loads(serial["split/report.json"])
         assert report["split"]["eval"] > 0 and report["split"]["calibration"] > 0
+
+
+def test_the_split_and_the_sets_write_their_files_through_their_contracts(project):
+    from pipeline.contracts import ContractError, read_lines
+    from pipeline.contracts.business_record import Record
+    from pipeline.contracts.split_outputs import CalibrationSample, DuplicateLine, Reject, SplitReport
+
+    report = SplitReport.load(project.data / "split" / "report.json")
+    assert report.dump() == project.report  # what the stage returned is what it wrote
+    assert report.ingest.kept == sum(report.split.values())
+    rejects = read_lines(Reject, project.data / "split" / "rejects.jsonl")
+    assert len(rejects) == report.ingest.rejected
+    duplicates = read_lines(DuplicateLine, project.data / "split" / "duplicates.jsonl")
+    assert len(duplicates) == sum(v for k, v in report.split.items() if k.endswith("_duplicates"))
+    pool = read_lines(Record, project.data / "pools" / "calibration.jsonl")
+    assert len(pool) == report.split["calibration"]
+    for name in ("business", "general"):
+        samples = read_lines(CalibrationSample, set_dir(project, name) / "samples.jsonl")
+        assert len(samples) == project.cards[name]["samples"]
+    bad = project.root / "old-report.json"
+    bad.write_text(json.dumps({k: v for k, v in project.report.items() if k != "schema"}))
+    with pytest.raises(ContractError, match="no schema id.*dvc repro split"):
+        SplitReport.load(bad)
