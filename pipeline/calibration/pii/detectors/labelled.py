@@ -20,25 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pipeline.calibration.pii.detectors.phones import NATIONAL_PHONE_SHAPE_RE, STRONG_PHONE_HINT_RE
+from pipeline.calibration.pii.nouns import (
+    ABBREVIATED, BUSINESS_ACRONYMS, BUSINESS_PREFIXES, LABEL_BEFORE, LABEL_ENDINGS, LABEL_INFIXES,
+    LABEL_STEMS, LABEL_WORDS, LINKS, SCRIPT_LABEL_RE, business_in, is_business_word, named_by_business, word_of,
+)
 from pipeline.calibration.pii.prefilter import Scan, word_affixes
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span, strip_trailing
 
-# label nouns, found as whole words (case-folded); compounds where the language writes them
-# ("Zählernummer", "pasnummer") by their ending, inflected forms ("numaram", "номера") by their stem
-_LABEL_WORDS = frozenset({w.casefold() for w in """
-number id code key pin password reference passcode serial ssid nr kennung passwort numero numéro digicode
-clé identifiant número código clave chave senha codice chiave sleutel numer nomor klucz hasło číslo čísla
-αριθμός κωδικός số mã серия nomer пароль # №
-""".split()})  # compared case-folded (a final "ς" folds to "σ")
-_LABEL_STEMS = ("kod", "sygnatur", "numara", "şifre", "nummer", "номер", "код", "ключ")
-_LABEL_ENDINGS = ("nummer", "zeichen", "schlüssel", "code")
-_LABEL_INFIXES = ("szám",)  # Hungarian number, inflected inside a word: "ügyfélszámom" (my customer number)
-_LABEL_BEFORE = {"no": ".:", "n": "°º"}  # "No." and "n°" are labels, "no" and "n" alone are not
-_SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"หมายเลข", r"รหัส", r"เลขที่", r"号码", r"编号", r"密码",
-                  r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
-                  r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
-_SCRIPT_LABEL_RE = re.compile("|".join(_SCRIPT_LABELS))
 TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
 _KEY_EDGE = ("_", '"')  # "order_id", a JSON key: the name of a field, not a label in prose
 _ADJECTIVE_RE = re.compile(r"-[^\W\d_]{4}")  # "SSN-looking", "NINO-like": not labels
@@ -68,61 +57,34 @@ def _is_label(word: str, text: str, end: int) -> bool:
     if word.isascii() and word.isupper() and 3 <= len(word) <= 6:
         return True  # an acronym ("MPAN", "CUPS")
     folded = word.casefold()
-    if folded in _LABEL_BEFORE:
-        return text[end:end + 1] in _LABEL_BEFORE[folded] and text[end:end + 1] != ""
-    return (folded in _LABEL_WORDS or folded.startswith(_LABEL_STEMS) or folded.endswith(_LABEL_ENDINGS)
-            or any(infix in folded for infix in _LABEL_INFIXES))
+    if folded in LABEL_BEFORE:
+        return text[end:end + 1] in LABEL_BEFORE[folded] and text[end:end + 1] != ""
+    return (folded in LABEL_WORDS or folded.startswith(LABEL_STEMS) or folded.endswith(LABEL_ENDINGS)
+            or any(infix in folded for infix in LABEL_INFIXES))
+
+
+def _label_end(word: str, text: str, end: int) -> int:
+    """Where a label ends: past the dot of an abbreviation ("Nr.", "No.", "núm.") or the sign of
+    "n°", which end the label, not the sentence."""
+    folded = word.casefold()
+    if folded in LABEL_BEFORE or (folded in ABBREVIATED and text[end:end + 1] == "."):
+        return end + 1
+    return end
 
 
 def _labels(text: str) -> list[_Label]:
     """The labels of ``text`` in order: words (a token scan, cheaper than one pattern of all of
     them at every position) and, in a text outside ASCII, labels of scripts written without spaces."""
-    found = [_Label(m.start(), m.end() + (m.group().casefold() in _LABEL_BEFORE), m.group())  # with its "."
+    found = [_Label(m.start(), _label_end(m.group(), text, m.end()), m.group())  # with its "."
              for m in TOKEN_RE.finditer(text)
              if text[m.start() - 1:m.start()] not in _KEY_EDGE and text[m.end():m.end() + 1] not in _KEY_EDGE
              and _is_label(m.group(), text, m.end())]
     if not text.isascii():
-        found += [_Label(m.start(), m.end(), m.group()) for m in _SCRIPT_LABEL_RE.finditer(text)]
+        found += [_Label(m.start(), m.end(), m.group()) for m in SCRIPT_LABEL_RE.finditer(text)]
         found.sort(key=lambda label: label.begin)
     return found
 
 
-# business nouns: a label they qualify introduces a business key, not a personal value
-BUSINESS = frozenset({w.casefold() for w in """
-order orders invoice invoices tracking track trace shipment shipping delivery parcel package sku product
-model item items part article catalog catalogue version build release error status http exit return
-returns rma promo coupon discount voucher gift country area zip postal post batch lot purchase po
-transaction payment receipt refund ticket case incident request support project task issue bug job run
-commit page line room table step option tier store shop branch warehouse bin pallet gate flight
-assistenza assistance asistencia assistência
-bestellung rechnung sendung lieferung artikel fehler gutschein rabatt filiale lager charge
-commande facture suivi livraison colis erreur promo réduction magasin
-pedido factura seguimiento envío incidencia descuento cupón tienda
-encomenda fatura rastreio rastreamento desconto cupom loja erro versão
-ordine fattura spedizione sconto errore negozio
-bestelling factuur zending korting fout winkel
-zamówienia zamówienie faktury faktura przesyłki przesyłka rabatu błędu sklepu
-заказа заказ счёта счета посылки посылка трек скидки ошибки магазина
-замовлення рахунку посилки знижки помилки
-sipariş siparişi fatura kargo takip indirim hata mağaza
-pesanan faktur resi diskon kupon toko
-đơn hàng hóa đơn vận đơn mã giảm giá
-الطلب الفاتورة الشحنة الخصم الخطأ
-ऑर्डर इनवॉइस ट्रैकिंग डिस्काउंट
-paquete paket pacco pakket paczka paczki chamado reclamo reclamación solicitud zgłoszenie zgłoszenia
-заявка заявки заявку beställning beställningen
-""".split()})  # compared case-folded (a final "ς" folds to "σ")
-BUSINESS_PREFIXES = ("bestell", "rechnungs", "sendungs", "artikel", "auftrags", "kunden", "fehler", "track",
-                      "tracking", "order", "invoice", "bestel", "factuur", "trace", "gutschein", "rabatt",
-                      "promo", "coupon", "voucher", "discount", "sipariş", "indirim", "kargo", "rastre", "rendelés")
-_BUSINESS_ACRONYMS = frozenset("""
-SKU ASIN ISBN ISSN GTIN UPC ORD INV PO RMA HTTP HTTPS API URL USD EUR GBP JPY CNY INR BRL RUB KRW
-CHF CAD AUD PDF CSV XML JSON SQL CPU GPU RAM ROM SSD HDD USB OS IOS UTC GMT EST PST CET AM PM OK
-FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS ISO IEC SHA RFC DIN ANSI IEEE NIST ASTM ECMA UTF
-""".split())
-SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
-                    "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣", "工单",
-                    "注文", "請求", "伝票", "クーポン", "型番", "주문", "송장", "오류", "버전", "쿠폰", "할인", "문의")
 _TYPED_KEY_RE = re.compile(r"[A-Z]{2,5}(?:[-/][A-Z0-9]+)*[-/][A-Z0-9]*\d{3,}[A-Z0-9]*")
 _KEY_HEAD_RE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z0-9]{1,6}-)+$")
 _INSIDE_KEY_RE = re.compile(r"(?:/|\d-)$")
@@ -146,6 +108,8 @@ wynosi zijn
 _MAX_WORDS_TO_COPULA = 7
 REACH_TO_COPULA = 96
 DATE_RE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$|\d{1,2}:\d{2}")
+HEX_RE = re.compile(r"0x[0-9a-f]{1,16}", re.I)  # 0x and 40 hex digits is an Ethereum address (shapes.py)
+SERIES_RE = re.compile(r"[^\W\d_a-zа-яё]{1,3}(?:-[^\W\d_a-zа-яё]{1,3})?")  # capitals only, short
 INSIDE = frozenset("/\\.@:-")  # a value starts a token, never inside one ("2026-08-19T…")
 PATH_RE = re.compile(r"/[a-z]{3,}|[a-z]{3,}/")
 _REACH = 48
@@ -177,7 +141,6 @@ VALUE_RE = re.compile(rf"(?<![{_CASED}])[#*]?(?:\d{{2,}}(?:[ .\-/]\d{{2,}})+|[^\
 SENTENCE_END_RE = re.compile(r"[.!?。！？]\s|\n|[.!?。！？]$")
 
 
-_LINKS = frozenset("de do da del della di du des of for van der dla для на".split())
 
 
 def _qualifiers(text: str, label: _Label) -> list[str]:
@@ -185,10 +148,10 @@ def _qualifiers(text: str, label: _Label) -> list[str]:
     one right after it, past a preposition ("numéro de commande", "رقم الطلب"), case-folded."""
     before = re.split(r"[.!?;,:。！？\n]", text[max(0, label.start() - 40):label.start()])[-1].split()
     after = re.split(r"[.!?;,:。！？\n]", text[label.end():label.end() + 30])[0].split()
-    if after and after[0].casefold() in _LINKS:
+    if after and after[0].casefold() in LINKS:
         after = after[1:]
     words = before[-1:] + after[:1]
-    return [w.strip(".,:;!?()\"'«»“”-").casefold().replace("\u0307", "") for w in words]
+    return [word_of(w) for w in words]
 
 
 def _business_label(text: str, label: _Label) -> bool:
@@ -196,19 +159,21 @@ def _business_label(text: str, label: _Label) -> bool:
     ("order number", "numéro de commande", "رقم الطلب"), itself one ("Bestellnummer"), or a
     business acronym ("SKU", "USD")."""
     word = label.group()
-    if word in _BUSINESS_ACRONYMS:
+    if word in BUSINESS_ACRONYMS:
         return True
     if word.casefold().startswith(BUSINESS_PREFIXES):
         return True
-    around = text[max(0, label.start() - 12):label.end() + 12]
-    if any(noun in around for noun in SCRIPT_BUSINESS):
+    qualifiers = _qualifiers(text, label)
+    if any(is_business_word(w) or business_in(w) for w in qualifiers):
         return True
-    return any(w in BUSINESS or w.startswith(BUSINESS_PREFIXES) for w in _qualifiers(text, label))
+    return named_by_business(text, label.start(), label.end())
 
 
 def _acronym_only(label: _Label) -> bool:
+    """An acronym that is not itself a label word ("MPAN", not "ID" or "PIN"): it names the first
+    long number after it, or nothing."""
     word = label.group()
-    return word.isupper() and word.isalpha() and len(word) >= 2
+    return word.isupper() and word.isalpha() and len(word) >= 2 and word.casefold() not in LABEL_WORDS
 
 
 def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[Span]:
@@ -217,9 +182,9 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             continue  # a business key's label, or a part inside a key ("INV/20261203/MPL/…")
         key = _TYPED_KEY_RE.match(text, label.start())
         if key:  # "ADP-2023-0451": the acronym is the key's type; the whole key is the value
-            if label.group() not in business_keys:
-                head = _KEY_HEAD_RE.search(text, max(0, label.start() - 24), label.start())
-                start = head.start() if head else label.start()  # "HA-" of "HA-FIT-66120"
+            head = _KEY_HEAD_RE.search(text, max(0, label.start() - 24), label.start())
+            start = head.start() if head else label.start()  # "HA-" of "HA-FIT-66120"
+            if label.group() not in business_keys and not named_by_business(text, start):
                 end = strip_trailing(text, start, VALUE_RE.match(text, label.start()).end())
                 yield Span(start, end, "ID", text[start:end].upper())
             continue
@@ -231,6 +196,7 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
         far = min(label.end() + REACH_TO_COPULA, end_of_sentence)
         words = 0  # words between the label and its value that say something ("vivienda")
         copula = business = False  # a copula, a business noun among them
+        between: list[str] = []
         for m in VALUE_RE.finditer(text, start, far + 24):
             if m.start() > far or words > _MAX_WORDS_TO_COPULA:
                 break
@@ -243,15 +209,23 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
                 break  # part of a path, a URL, an address or a longer token, not a value of its own
             compact = re.sub(r"[\s.\-/:]", "", value)
             if not digits:
+                if SERIES_RE.fullmatch(value):
+                    continue  # "І-БК 482917", "AB 123456": a document's series, part of its number
                 folded = value.casefold()
                 copula = copula or folded in COPULAS
-                business = business or folded in BUSINESS or folded.startswith(BUSINESS_PREFIXES)
+                between.append(value)
+                if is_business_word(value) or business_in(" ".join(between[-2:])):
+                    if not copula:
+                        break  # "mã sản phẩm SP-2210", "номер заказа …": the label is the business's
+                    business = True
                 words += folded not in FILLER_WORDS
                 continue
             if acronym and (len(compact) < 4 or digits < 6):
                 break  # an acronym names the first number after it, or nothing
             if len(compact) < 4 or DATE_RE.match(value):
                 continue  # too short, or a date or time (dates of birth are the DOB detector's)
+            if HEX_RE.fullmatch(value):
+                break  # "code 0x80070005": a program's value (a status, an address), no person's
             if value.split("-")[0].split("/")[0] in business_keys:
                 break  # this business's own typed key ("ACC-101747"), kept as written
             # a phone's shape leaves it to the phone detector (PHONE outranks ID on the same text)
@@ -263,7 +237,7 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
 
 _ACRONYM_RE = re.compile(r"(?<![^\W\d_])[A-Z]{3,6}(?![^\W\d_])")
 _MARKS = ("#", "№", "n°", "nº", "no.", "no:")
-_LABEL_AFFIXES = word_affixes(_LABEL_STEMS, _LABEL_ENDINGS, _LABEL_INFIXES)
+_LABEL_AFFIXES = word_affixes(LABEL_STEMS, LABEL_ENDINGS, LABEL_INFIXES)
 
 
 def _may_label(scan: Scan) -> bool:
@@ -272,16 +246,16 @@ def _may_label(scan: Scan) -> bool:
     if scan.digits == 0:
         return False
     words = scan.words
-    if not _LABEL_WORDS.isdisjoint(words):
+    if not LABEL_WORDS.isdisjoint(words):
         return True
     if _LABEL_AFFIXES(scan.folded):
         return True
     text = scan.text
     if any(mark in text for mark in _MARKS) or (scan.lowered is not None and "no." in scan.lowered):
         return True
-    if not _BUSINESS_ACRONYMS.issuperset(_ACRONYM_RE.findall(text)):
+    if not BUSINESS_ACRONYMS.issuperset(_ACRONYM_RE.findall(text)):
         return True
-    return not text.isascii() and _SCRIPT_LABEL_RE.search(text) is not None
+    return not text.isascii() and SCRIPT_LABEL_RE.search(text) is not None
 
 
 register("labelled_id", "ID", _may_label,

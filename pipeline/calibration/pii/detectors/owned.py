@@ -15,10 +15,11 @@ import re
 from collections.abc import Iterator
 
 from pipeline.calibration.pii.detectors.labelled import (
-    BUILTIN_KEYS, BUSINESS, BUSINESS_PREFIXES, COPULAS, DATE_RE, FILLER_WORDS, INSIDE, PATH_RE,
-    REACH_TO_COPULA, SCRIPT_BUSINESS, SENTENCE_END_RE, TOKEN_RE, VALUE_RE,
+    BUILTIN_KEYS, COPULAS, DATE_RE, FILLER_WORDS, INSIDE, PATH_RE,
+    REACH_TO_COPULA, SENTENCE_END_RE, TOKEN_RE, VALUE_RE,
 )
 from pipeline.calibration.pii.detectors.phones import NATIONAL_PHONE_SHAPE_RE, STRONG_PHONE_HINT_RE
+from pipeline.calibration.pii.nouns import business_in, is_business_word
 from pipeline.calibration.pii.prefilter import Scan
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span, strip_trailing
@@ -58,13 +59,11 @@ def _owned_value(value: str) -> bool:
 
 
 def _is_business(word: str) -> bool:
-    folded = word.strip(".,:;!?()\"'«»“”-").casefold()
-    return folded in BUSINESS or folded.startswith(BUSINESS_PREFIXES)
+    return is_business_word(word)
 
 
 def _business_near(text: str, start: int, end: int) -> bool:
-    return any(_is_business(w) for w in text[start:end].split()) or any(
-        noun in text[start:end] for noun in SCRIPT_BUSINESS)
+    return any(_is_business(w) for w in text[start:end].split()) or business_in(text[start:end])
 
 
 def _possessives(text: str) -> Iterator[tuple[int, int, bool]]:
@@ -101,7 +100,7 @@ def _owned(text: str, business_keys: frozenset[str] = frozenset()) -> Iterator[S
             value = text[m.start():end]
             if not any(c.isdigit() for c in value):
                 folded = value.casefold()
-                if _is_business(value) or folded in _POSSESSIVES or any(n in value for n in SCRIPT_BUSINESS):
+                if _is_business(value) or folded in _POSSESSIVES or business_in(value):
                     break  # the business's key, or another possessive (its own turn)
                 words += folded not in FILLER_WORDS and folded not in COPULAS
                 if words > _OWNED_WORDS:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import phonenumbers
 
 from pipeline.calibration.pii.detectors.identity import card_number
+from pipeline.calibration.pii.nouns import named_by_business
 from pipeline.calibration.pii.prefilter import both, digits_at_least, words_of
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span
@@ -139,6 +140,8 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
                 continue  # "0.81 0.77 0.93": a list of decimals, whatever German numbering allows
             if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
                 continue
+            if not _strongly_formatted(raw) and named_by_business(text, start):
+                continue  # "ma commande 2024-118734", "bestelnummer 1029384756": the business's key
             yield Span(start, end, "PHONE", e164)
 
 
