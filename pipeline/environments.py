@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pipeline.engines.base import engine_names, get_engine
 from pipeline.engines.vllm import KERNEL_OPS, VllmEngine, cpu_name, vllm_cpu_kernels
+from pipeline.stage_params import StageView
 
 ROOT = Path(__file__).resolve().parents[1]
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def _locked(name: str, script: str, lock: str, override: str | None, needed_by: 
     return Environment(name, tuple(needed_by), (d / ".ready").is_file(), str(d), command, cost)
 
 
-def needed(params) -> list[Environment]:
+def needed(params: StageView) -> list[Environment]:
     """Every environment the variants of `params` (validated Params) need, with its state."""
     from pipeline.llamacpp_tools import LlamaCppMissing, locate
     from pipeline.plugins import backend_class
@@ -130,7 +131,7 @@ def w4a16_kernel_missing(env: Path) -> bool:
         return False
 
 
-def host_problems(params, *, kernels: dict[str, bool] | None = None) -> dict[str, str]:
+def host_problems(params: StageView, *, kernels: dict[str, bool] | None = None) -> dict[str, str]:
     """{variant: what is wrong and the fix} for the variants the set-up's vLLM (its CPU build)
     cannot serve on this host; asked only once that environment is made (`made_vllm`)."""
     users = [n for n in params.variants if params.engine_for(n) == VllmEngine.name]

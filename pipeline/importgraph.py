@@ -1,5 +1,6 @@
 """The import graph of a package, read statically: every `import` and `from … import`, at module
-level and inside functions alike (a lazy import counts as much as one at the top).
+level and inside functions alike (a lazy import counts as much as one at the top), but not those
+under `if TYPE_CHECKING:`, which only a type checker reads.
 
 It says which code a stage runs: the evaluation records carry a hash of exactly that code
 (`harness_version`), and the tests check dvc.yaml's code deps and the package map against it."""
@@ -20,6 +21,19 @@ def unit(module: str, root: Path) -> str:
     return parts[1] + ".py" if len(parts) >= 2 else parts[0]
 
 
+def _run_time_nodes(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every node of ``tree`` but those under `if TYPE_CHECKING:`, which never run (an
+    annotation's import: the code a stage runs does not include it)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def imports(root: Path) -> dict[str, set[str]]:
     """module (dotted, under root's package) -> every module of root's package or `demo` it
     imports, resolving `from pkg import submodule` to the submodule."""
@@ -28,7 +42,7 @@ def imports(root: Path) -> dict[str, set[str]]:
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(base).with_suffix("")
         module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _run_time_nodes(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -7,10 +7,17 @@
     ...        evaluate=NS(out_dir=Path("results"), evalset=Path("data/evalset")),
     ...        bench=NS(out_dir=Path("results/bench")), compare=NS(out_dir=Path("reports")),
     ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")))
-    >>> Layout(Path("/p"), p).artifact("baseline").as_posix()
+    >>> layout = Layout(Path("/p"), p)
+    >>> layout.artifact("baseline").as_posix()
     '/p/artifacts/baseline'
+    >>> hasattr(layout, "params")  # the path keys alone: no other param reaches a stage this way
+    False
 
-dvc.yaml names the same paths through `${…}` from the same keys, so code and pipeline agree.
+dvc.yaml names the same paths through `${…}` from the same keys, so code and pipeline agree. A
+layout holds those keys and nothing else of the params: a stage's other params come through its
+own declared view (`pipeline/stage_params.py`), and a path it reads or writes through the layout
+is one its dvc.yaml stage lists among its deps or outs (`tests/test_dvc_data_deps.py` checks the
+files each stage opens against them).
 """
 
 from __future__ import annotations
@@ -18,26 +25,72 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
 from pipeline.contracts.files import COMPARISON, RUN_RECORD
 
 
+# each path a layout names, and the params key it comes from (dvc.yaml interpolates the same keys)
+PATH_KEYS = {"model": "model.path", "split": "split.out_dir", "evalset": "evaluate.evalset",
+             "artifacts": "quantize.out_dir", "quantize_runs": "quantize.runs_dir",
+             "results": "evaluate.out_dir", "bench": "bench.out_dir", "reports": "compare.out_dir",
+             "handoff": "handoff.out_dir"}
+
+
 @dataclass(frozen=True)
+class PathKeys:
+    """The values of the params keys that name where things are (relative to the project's root)."""
+
+    model: Path
+    split: Path
+    evalset: Path
+    artifacts: Path
+    quantize_runs: Path
+    results: Path
+    bench: Path
+    reports: Path
+    handoff: Path
+
+    @classmethod
+    def of(cls, params: Any) -> PathKeys:
+        def value(key: str) -> Path:
+            node = params
+            for part in key.split("."):
+                node = getattr(node, part)
+            return Path(node)
+
+        return cls(**{name: value(key) for name, key in PATH_KEYS.items()})
+
+
+@dataclass(frozen=True, init=False)
 class Layout:
     root: Path
-    params: Any  # pipeline.config.Params
+    keys: PathKeys
+
+    def __init__(self, root: Path, params: Any) -> None:
+        """The layout of the project at ``root`` whose params are ``params`` (validated params
+        or any object with the same path keys); only the path keys are kept."""
+        object.__setattr__(self, "root", Path(root))
+        object.__setattr__(self, "keys", PathKeys.of(params))
+
+    def rooted(self, root: Path) -> Layout:
+        """The same layout at another root (the resolved path, a copy of the project)."""
+        moved = object.__new__(Layout)
+        object.__setattr__(moved, "root", Path(root))
+        object.__setattr__(moved, "keys", self.keys)
+        return moved
 
     @property
     def model(self) -> Path:
-        return self.root / self.params.model.path
+        return self.root / self.keys.model
 
     @property
     def data(self) -> Path:
         """The split's outputs: evalset/, pools/, split/ and calibration/<set>/."""
-        return self.root / self.params.split.out_dir
+        return self.root / self.keys.split
 
     @property
     def evalset(self) -> Path:
-        return self.root / self.params.evaluate.evalset
+        return self.root / self.keys.evalset
 
     @property
     def calibration_sets(self) -> Path:
@@ -62,14 +115,14 @@ class Layout:
 
     @property
     def artifacts(self) -> Path:
-        return self.root / self.params.quantize.out_dir
+        return self.root / self.keys.artifacts
 
     def artifact(self, variant: str) -> Path:
         return self.artifacts / variant
 
     @property
     def quantize_runs(self) -> Path:
-        return self.root / self.params.quantize.runs_dir
+        return self.root / self.keys.quantize_runs
 
     def quantize_run(self, variant: str) -> Path:
         """The quantization's run record: times, memory, host, git commit (not the artifact's)."""
@@ -80,7 +133,7 @@ class Layout:
 
     @property
     def results(self) -> Path:
-        return self.root / self.params.evaluate.out_dir
+        return self.root / self.keys.results
 
     def result(self, variant: str) -> Path:
         return self.results / variant
@@ -122,11 +175,11 @@ class Layout:
 
     @property
     def bench(self) -> Path:
-        return self.root / self.params.bench.out_dir
+        return self.root / self.keys.bench
 
     @property
     def reports(self) -> Path:
-        return self.root / self.params.compare.out_dir
+        return self.root / self.keys.reports
 
     @property
     def comparison(self) -> Path:
@@ -134,7 +187,7 @@ class Layout:
 
     @property
     def handoff(self) -> Path:
-        return self.root / self.params.handoff.out_dir
+        return self.root / self.keys.handoff
 
     @property
     def approvals(self) -> Path:

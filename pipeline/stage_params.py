@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _PARAM = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")  # ${section.field}, as in dvc.yaml
 WHOLE = None  # a declared key: everything below it may be read
@@ -183,3 +183,12 @@ class StageParams(_Guarded, ParamsHelpers):
         if "variants" in self._allowed and self._allowed["variants"] is not WHOLE:
             _read(_Guarded(None, {}, "", self._stage), "variants", None)  # raises, naming it
         return ParamsHelpers.baseline.fget(self)
+
+
+# The type of a stage's params argument. To a type checker it is the validated params (each
+# section and field typed, pipeline/config); at run time it is the guarded view above, through
+# which only the declared keys can be read.
+if TYPE_CHECKING:
+    from pipeline.config.params_model import Params as StageView
+else:
+    StageView = StageParams

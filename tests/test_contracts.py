@@ -313,7 +313,8 @@ def test_the_contract_map_reads_a_bad_record_line_as_an_error_naming_it(tmp_path
                              evaluate=SimpleNamespace(out_dir=Path("results"), evalset=Path("data/evalset")),
                              bench=SimpleNamespace(out_dir=Path("results/bench")),
                              compare=SimpleNamespace(out_dir=Path("reports")),
-                             handoff=SimpleNamespace(out_dir=Path("handoff")))
+                             handoff=SimpleNamespace(out_dir=Path("handoff")),
+                             model=SimpleNamespace(path=Path("models/demo")))
     good = {"id": "a", "slices": {"scenario": "faq"}, "score": 1.0}
     (tmp_path / "results" / "v").mkdir(parents=True)
     (tmp_path / "results" / "v" / "samples.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({"id": "b"}) + "\n")

@@ -159,15 +159,23 @@ def test_a_stage_reading_an_undeclared_param_fails():
         quant.engines.vllm  # noqa: B018
 
 
-def test_no_stage_reads_params_through_the_layout():
-    """The layout holds the whole params to name paths; a stage reads params only through its view."""
-    import re
+def test_the_layout_holds_the_path_keys_and_nothing_else_of_the_params():
+    """A stage reads params only through its declared view: the layout it is given keeps the
+    values of the keys that name paths — which dvc.yaml interpolates into the stages' deps and
+    outs, so a path read through it is a dep or an out — and not the params."""
+    from dataclasses import fields
 
-    found = [f"{p.relative_to(REPO)}:{n}" for p in sorted((REPO / "pipeline").rglob("*.py"))
-             if p.name != "layout.py"
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-             if re.search(r"\blayout\.params\b", line)]
-    assert found == []
+    from pipeline.config import load_params
+    from pipeline.layout import PATH_KEYS, Layout
+
+    params = load_params(REPO / "params.yaml")
+    layout = Layout(REPO, params)
+    assert [f.name for f in fields(layout)] == ["root", "keys"]
+    assert [f.name for f in fields(layout.keys)] == list(PATH_KEYS)
+    assert all(isinstance(getattr(layout.keys, name), Path) for name in PATH_KEYS)
+    pipeline_text = (REPO / "dvc.yaml").read_text(encoding="utf-8")
+    assert [key for key in PATH_KEYS.values() if f"${{{key}}}" not in pipeline_text] == []
+    assert layout.rooted(Path("/elsewhere")).artifact("x") == Path("/elsewhere") / params.quantize.out_dir / "x"
 
 
 def test_a_lazy_import_of_an_undeclared_module_is_found(tmp_path):
@@ -231,3 +239,32 @@ def test_every_declared_param_is_written_in_params_yaml():
         missing = sorted({f"{s.addressing}: {k}" for s in repo.index.stages for d in s.deps
                           if isinstance(d, ParamsDependency) for k in d.params if not written(k)})
     assert not missing, f"declared in dvc.yaml, missing from params.yaml: {missing}"
+
+
+def test_every_params_argument_is_typed():
+    """A stage's params argument is annotated `StageView`: to a type checker the validated params
+    (each section and field typed), at run time the guarded view of its declared keys. Only the
+    code that builds those views takes params of any shape."""
+    import ast
+
+    untyped, builders = [], ("pipeline/stage_params.py", "pipeline/layout.py")
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+                    typed = a.annotation is not None and ast.unparse(a.annotation) != "Any"
+                    if a.arg == "params" and not typed and rel not in builders:
+                        untyped.append(f"{rel}:{a.lineno} {fn.name}")
+    assert untyped == []
+
+
+def test_an_import_for_the_type_checker_alone_is_not_code_a_stage_runs(tmp_path):
+    root = tmp_path / "pipeline"
+    root.mkdir()
+    (root / "stage.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from pipeline.io import x\nelse:\n    from pipeline.names import y\n")
+    (root / "io.py").write_text("x = 1\n")
+    (root / "names.py").write_text("y = 1\n")
+    files = {p.relative_to(tmp_path).as_posix() for p in closure(["pipeline.stage"], root)}
+    assert files == {"pipeline/stage.py", "pipeline/names.py"}

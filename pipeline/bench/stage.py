@@ -37,7 +37,7 @@ from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
 from pipeline.processes import gated, wait_until_alone
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.layout import Layout
 from pipeline.contracts.files import BENCH, BENCH_SCHEMA, MANIFEST
 
@@ -155,7 +155,7 @@ def measure(eng, cfg, prompts, startup: float | None) -> dict[str, Any]:
             "streaming": stream, "peak_rss_bytes": mem.peak or None, "gpu": gpu}
 
 
-def served_variants(params) -> tuple[list[str], dict[str, str]]:
+def served_variants(params: StageView) -> tuple[list[str], dict[str, str]]:
     names = params.bench.variants or list(params.variants)
     if params.baseline not in names:
         names = [params.baseline, *names]
@@ -184,7 +184,7 @@ def weight_bytes(manifest: dict) -> int:
     return sum(f["size"] for f in weights) or manifest.get("size_bytes", 0)
 
 
-def run(params, layout: Layout) -> dict[str, Any]:
+def run(params: StageView, layout: Layout) -> dict[str, Any]:
     """The `bench` stage; `params`: its own (PARAMS)."""
     from pipeline.models import load_tokenizer
 
@@ -210,7 +210,7 @@ def run(params, layout: Layout) -> dict[str, Any]:
         raise
 
 
-def _measure_all(params, layout: Layout, cfg, names, left_out, twins, prompts, plan,
+def _measure_all(params: StageView, layout: Layout, cfg, names, left_out, twins, prompts, plan,
                  staging) -> dict[str, Any]:
     measurements: list[dict] = []
     logs = staging / "logs"
@@ -261,7 +261,7 @@ def started_together(cfg) -> int:
     return 1 if visible_gpus() else cfg.live_engines
 
 
-def _result(params, cfg, names, left_out, measurements, bandwidth, layout: Layout,
+def _result(params: StageView, cfg, names, left_out, measurements, bandwidth, layout: Layout,
             twins: dict[str, dict[str, Any]]) -> dict[str, Any]:
     from pipeline.contracts import ArtifactManifest
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pipeline.layout import Layout
 from pipeline.contracts.files import MANIFEST, SHA256SUMS
+from pipeline.stage_params import StageView
 
 # files of an artifact that no engine reads: the manifest, its checksums, the importance matrix
 NOT_SERVED = (MANIFEST, SHA256SUMS)
@@ -68,7 +69,8 @@ def compute_signature(artifact: Path) -> str:
     return h.hexdigest()
 
 
-def distinct_computations(params, layout: Layout, names: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def distinct_computations(params: StageView, layout: Layout,
+                          names: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The variants to measure — one per distinct (computation, engine, engine settings) — and
     each other variant's twin: {variant: {"as": the one measured, "why": "same bytes" or "same
     tensor types and shapes"}}."""

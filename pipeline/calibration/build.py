@@ -34,7 +34,7 @@ from pipeline.calibration.dedup import DedupKeys, dedup_keys_of, near_duplicate_
 from pipeline.calibration.parallel import ordered_map, worker_count
 from pipeline.calibration.sample import Item, QuotaError, rank, stratify
 from pipeline.calibration.split import dedup_text, length_bucket, pii_config, prompt_text
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts import CalibrationCard
 from pipeline.contracts.records import line as record_line
 from pipeline.contracts.split_outputs import CalibrationSample, SplitReport
@@ -185,7 +185,7 @@ def check_set(sets, set_name: str) -> None:
                                f"Available: {', '.join(sets)}")
 
 
-def run(params, layout: Layout, set_name: str) -> dict:
+def run(params: StageView, layout: Layout, set_name: str) -> dict:
     """The `calibration@<set>` stage; `params`: its own (PARAMS, for `set_name`)."""
     from pipeline.models import load_tokenizer
 
@@ -277,7 +277,7 @@ def _pool(fn, items, *, workers: int, initargs: tuple):
     return ordered_map(fn, items, workers=workers, initializer=_init_worker, initargs=initargs)
 
 
-def _overlap_with_eval(data_dir: Path, selected: list[dict], params, pool=None) -> dict:
+def _overlap_with_eval(data_dir: Path, selected: list[dict], params: StageView, pool=None) -> dict:
     """Selected samples that are evaluation items, by id or as exact or near duplicates of an
     evaluation prompt (the split's own dedup keys: same MinHash, bands and bucket keys)."""
     evalset = data_dir / "evalset" / EVALSET_ITEMS
@@ -308,7 +308,7 @@ def _business_provenance(data_dir: Path) -> dict:
             "dedup": {k: v for k, v in r.split.items() if "duplicates" in k}}
 
 
-def _card(params, set_name, cs, plans, selected, counters, overlap, inputs, data_dir) -> dict:
+def _card(params: StageView, set_name, cs, plans, selected, counters, overlap, inputs, data_dir) -> dict:
     # A set with no business samples must not change when the business logs do.
     uses_business = any(src == "business" for src, _ in plans)
     business = _business_provenance(data_dir) if uses_business else {

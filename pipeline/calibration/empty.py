@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipeline.config import NO_CALIBRATION
 from pipeline.contracts import CalibrationCard
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.io import atomic_dirs
 from pipeline.layout import Layout
 from pipeline.contracts.files import CARD
@@ -27,7 +27,7 @@ def write_empty_set(parent: Path) -> Path:
     return parent / NO_CALIBRATION
 
 
-def run(params, layout: Layout) -> Path:
+def run(params: StageView, layout: Layout) -> Path:
     """The `calibration_none` stage: the empty set beside the built ones, under
     <split.out_dir>/calibration/ (`params`: its own, none)."""
     return write_empty_set(layout.calibration_sets)

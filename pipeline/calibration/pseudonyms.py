@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from pipeline.stage_params import StageView
 
 
 def pseudonym(key: bytes, value: str) -> str:
@@ -13,7 +14,7 @@ def pseudonym(key: bytes, value: str) -> str:
     return "p-" + hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
 
 
-def id_key(params) -> tuple[bytes | None, str]:
+def id_key(params: StageView) -> tuple[bytes | None, str]:
     """The pseudonymisation key and what it is (for the report): None when ids are kept."""
     pii = params.split.pii
     if not (pii.enabled and pii.pseudonymize_ids):

@@ -34,7 +34,7 @@ from pipeline.calibration.pool_assignment import PoolAssigner
 from pipeline.calibration.pseudonyms import id_key, pseudonym
 from pipeline.calibration.scrub_jobs import SPECIALS_KEY, ScrubJob, complete_all, scrub_all
 from pipeline.calibration.side_records import kept_records
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts import ITEM_SCHEMA, EvalsetCard
 from pipeline.contracts.records import line as record_line
 from pipeline.contracts.split_outputs import DuplicateLine, SplitReport
@@ -52,7 +52,7 @@ PARAMS = Declared("split", "data", "split", "model.path", "model.trust_remote_co
                   "calibration.length_buckets")
 
 
-def _scrubbed_records(params, root: Path, tmp: Path, report: dict, tokenizer,
+def _scrubbed_records(params: StageView, root: Path, tmp: Path, report: dict, tokenizer,
                       evalpool: _EvalPool | None) -> tuple[Path, Path, dict]:
     """Pass 1: ingest + scrub into a temporary JSONL; rejects written as they come.
 
@@ -102,14 +102,14 @@ def _relative(path, root: Path, fallback: str) -> str:
     return resolved.relative_to(root.resolve()).as_posix() if resolved.is_relative_to(root.resolve()) else fallback
 
 
-def pii_config(params, root: Path) -> PIIConfig:
+def pii_config(params: StageView, root: Path) -> PIIConfig:
     """The scrubber's config from `split.pii`: the logs' split and the general corpus alike."""
     pii = params.split.pii
     return PIIConfig(enabled=pii.enabled, dictionary_path=root / pii.dictionary if pii.dictionary else None,
                      business_keys=pii.business_keys)
 
 
-def _scrub_job(params, pii_cfg: PIIConfig, key: bytes | None, tokenizer, *, inline: bool) -> ScrubJob:
+def _scrub_job(params: StageView, pii_cfg: PIIConfig, key: bytes | None, tokenizer, *, inline: bool) -> ScrubJob:
     """The scrub workers' job; with ``inline`` they also decide pools and build evaluation items."""
     dd = params.split.dedup
     return ScrubJob(pii_cfg, dd.near_threshold, dd.num_perm, special_strings(tokenizer), key,
@@ -170,7 +170,7 @@ class _EvalPool:
             self.out.write(entry.item_line)
 
 
-def run(params, layout: Layout) -> dict:
+def run(params: StageView, layout: Layout) -> dict:
     """The `split` stage; `params`: its own (PARAMS)."""
     from pipeline.models import load_tokenizer
 
@@ -215,7 +215,7 @@ def run(params, layout: Layout) -> dict:
     return report
 
 
-def _write_summary(params, staged: dict[str, Path], report: dict, counts: Counter,
+def _write_summary(params: StageView, staged: dict[str, Path], report: dict, counts: Counter,
                    composition: Counter, edges: list[int]) -> None:
     """The evaluation set's card and the split report, once every kept record is accounted for."""
     report["split"] = dict(sorted(counts.items()))

@@ -26,6 +26,7 @@ from pipeline.io import write_json
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import BENCH, COMPARISON, METRICS, SAMPLES
 from pipeline.contracts import BenchResults, DivergenceResult, SampleRecord, read_lines
+from pipeline.stage_params import StageView
 
 log = logging.getLogger(__name__)
 SCHEMA = Comparison.SCHEMA
@@ -233,7 +234,7 @@ def divergence_of(divergence_dir: Path, name: str, evalset_sha256: str) -> dict[
     return {k: d[k] for k in keep if k in d}
 
 
-def references(params, baseline: str, names: list[str], served: dict[str, str]) -> dict[str, str]:
+def references(params: StageView, baseline: str, names: list[str], served: dict[str, str]) -> dict[str, str]:
     """The run each variant is judged against: its engine's own unquantized baseline where
     compare.engine_baselines names one (the quantization effect, with the engine held fixed),
     else the baseline. An engine baseline itself is judged against the baseline (the engine
@@ -247,7 +248,7 @@ def references(params, baseline: str, names: list[str], served: dict[str, str]) 
     return out
 
 
-def noise_floors(params, results: Path, loaded: dict, refs: dict[str, str]) -> dict[str, dict]:
+def noise_floors(params: StageView, results: Path, loaded: dict, refs: dict[str, str]) -> dict[str, dict]:
     """compare.noise_floor names, per engine, a variant that serves that engine's reference
     weights again: its disagreement with the reference is what serving alone changes."""
     out = {}
@@ -319,7 +320,7 @@ def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, 
             "samples_sha256": file_sha256(d / SAMPLES)}
 
 
-def run(params, layout, *, baseline: str | None = None,
+def run(params: StageView, layout, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
     """The paired statistics of the `compare` stage (`params`: its own, compare.stage.PARAMS;
     `layout`: a pipeline.layout.Layout)."""

@@ -16,13 +16,14 @@ from pipeline.evaluate.stage import evaluate
 from pipeline.stats.paired import paired_accuracy
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
+from pipeline.stage_params import StageView
 
 
 class DiffEnginesError(QpipeError, ValueError):
     pass
 
 
-def run(params, layout, variant: str, engines: str | list[str], *,
+def run(params: StageView, layout, variant: str, engines: str | list[str], *,
         profile: str | None = None) -> dict[str, Any]:
     """Serve `variant`'s artifact on both engines (a list, or "a,b"), one after the other; pair
     their records and judge the difference by its tier (docs/rationale.md#engine-tiers)

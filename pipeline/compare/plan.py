@@ -28,6 +28,7 @@ from pipeline.stats import noninferiority as ni
 from pipeline.errors import QpipeError
 from pipeline.contracts.files import EVALSET_ITEMS, PLAN_SCHEMA, SAMPLES
 from pipeline.contracts import SampleRecord, read_lines
+from pipeline.stage_params import StageView
 
 
 class PlanError(QpipeError, ValueError):
@@ -43,7 +44,7 @@ def _item(r: dict) -> dict:
     return {"id": r["id"], "slices": r["slices"], "score": None, "json": True if expects else None}
 
 
-def _items(params, layout) -> tuple[list[dict], str]:
+def _items(params: StageView, layout) -> tuple[list[dict], str]:
     """One _item per evaluation item: from the baseline's results when present (they carry
     scores), else from the evaluation set itself."""
     results = layout.result(params.baseline) / SAMPLES
@@ -101,7 +102,7 @@ def allowed_disagreement(layout, comparison: dict | None, t, cfg) -> tuple[float
     return lim["limit_ci"][0], "this model's limit from the gate calibration"
 
 
-def assumed_discordance(params, layout, given: float | None,
+def assumed_discordance(params: StageView, layout, given: float | None,
                         comparison: dict | None = None) -> tuple[float, str]:
     if given is not None:
         return given, "given on the command line"
@@ -134,7 +135,7 @@ def _row(rs: list[dict], disc: float, cfg, *, critical: bool, score=lambda r: r[
     return row
 
 
-def plan(params, layout, *, discordance: float | None = None,
+def plan(params: StageView, layout, *, discordance: float | None = None,
          profiles: list[str] | None = None, comparison: dict | None = None,
          records: list[dict] | None = None, json_discordance: float | None = None) -> dict[str, Any]:
     """The plan (see the module docstring); `records` (per-sample results) replace the ones the
@@ -233,7 +234,7 @@ def render(p: dict[str, Any]) -> list[str]:
     return out
 
 
-def run(params, layout, *, discordance: float | None = None,
+def run(params: StageView, layout, *, discordance: float | None = None,
         profiles: list[str] | None = None, json_out: Path | None = None) -> dict[str, Any]:
     """`qpipe plan`: the plan, also written to `json_out` when given (for scripts and CI)."""
     from pipeline.io import write_json

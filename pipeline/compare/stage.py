@@ -20,14 +20,14 @@ from pipeline.compare import gates
 from pipeline.compare import markdown
 from pipeline.compare import plots
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts.files import COMPARISON, COMPARISON_MD, PLOTS
 
 log = logging.getLogger(__name__)
 PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir")
 
 
-def calibration_pairs(params) -> list[tuple[str, str]]:
+def calibration_pairs(params: StageView) -> list[tuple[str, str]]:
     """(a, b) variants made the same way but for their calibration set."""
     out = []
     names = list(params.variants)
@@ -41,7 +41,7 @@ def calibration_pairs(params) -> list[tuple[str, str]]:
     return out
 
 
-def calibration_effect(params, layout: Layout) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def calibration_effect(params: StageView, layout: Layout) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Same recipe, business vs general calibration: their paired difference on the business
     evaluation set, overall and per slice — whatever it shows. Returns the effects and the
     pairs that could not be compared, each with why (never dropped silently)."""
@@ -72,7 +72,7 @@ def calibration_effect(params, layout: Layout) -> tuple[list[dict[str, Any]], li
     return effects, skipped
 
 
-def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
+def enrich(params: StageView, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     bench = comparison.get("bench")
     roles = reference_roles(params)
     cfg = params.compare
@@ -101,7 +101,7 @@ def enrich(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]
     return comparison
 
 
-def reference_roles(params) -> dict[str, str]:
+def reference_roles(params: StageView) -> dict[str, str]:
     """Variants that are reference runs rather than candidates: noise-floor re-runs of a
     baseline, and each engine's own unquantized baseline."""
     roles = {v: f"the {engine} noise floor: the reference weights served again"
@@ -126,7 +126,7 @@ def tradeoff_points(comparison: dict[str, Any]) -> dict[str, tuple[float, float,
     return points
 
 
-def write(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
+def write(params: StageView, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     out = layout.reports
     out.mkdir(parents=True, exist_ok=True)
     points = tradeoff_points(comparison)
@@ -149,14 +149,14 @@ def write(params, layout: Layout, comparison: dict[str, Any]) -> dict[str, Any]:
     return comparison
 
 
-def run(params, layout: Layout, *, baseline: str | None = None,
+def run(params: StageView, layout: Layout, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
     """The `compare` stage; `params`: its own (PARAMS)."""
     comparison = deltas.run(params, layout, baseline=baseline, variants=variants)
     return write(params, layout, enrich(params, layout, comparison))
 
 
-def report_only(params, layout: Layout) -> dict[str, Any]:
+def report_only(params: StageView, layout: Layout) -> dict[str, Any]:
     """`qpipe report`: the compare stage's outputs again (`params`: its own, PARAMS)."""
     path = layout.comparison
     if not path.is_file():

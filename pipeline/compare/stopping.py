@@ -27,6 +27,7 @@ from typing import Any
 
 from pipeline.compare.deltas import CompareError, at_looks, compare_variant, load_results, served_part
 from pipeline.compare.gates import evaluate_gates
+from pipeline.stage_params import StageView
 
 
 def gate_at_look(ref_m: dict, ref_r: list[dict], m: dict, r: list[dict], compare_cfg, gates_cfg, *,
@@ -110,7 +111,7 @@ def _metrics_stub(name: str) -> dict[str, Any]:
                                        "tpot_p99", "latency_p50", "latency_p99"))}}
 
 
-def stop_rule(params, layout, name: str) -> StopRule | None:
+def stop_rule(params: StageView, layout, name: str) -> StopRule | None:
     """The stopping rule of `name`'s evaluation, or None where it serves every item: sequential
     evaluation off (evaluate.sequential.enabled), or an unquantized variant (every variant's
     reference is one; its records must cover every item). `params`: the evaluate stage's own."""

@@ -39,6 +39,11 @@ class Part(BaseModel):
 
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants", populate_by_name=True)
 
+    def as_json(self) -> dict[str, Any]:
+        """The part as its file holds it (the fields set, JSON types): for a consumer that writes
+        it on (an MLflow metric per number), not for reading its fields."""
+        return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
 
 class OpenPart(Part):
     """A part whose content is open-ended (tool versions, a backend's own facts): keys beyond the

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import progress
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.engines.base import Engine, get_engine
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
@@ -176,7 +176,7 @@ def summarize(rows: list[dict], *, n_boot: int = 2000, seed: int = 0) -> dict[st
     return out
 
 
-def run(params, layout: Layout, name: str) -> dict[str, Any]:
+def run(params: StageView, layout: Layout, name: str) -> dict[str, Any]:
     """results/divergence/<variant>/: samples.jsonl (per item) and metrics.json (overall and per
     slice); `params`: the stage's own (PARAMS). The reference's side of the passes comes from
     divergence_reference (pipeline.evaluate.reference_passes), computed once for all variants."""
@@ -298,7 +298,7 @@ def stored_signals(variant, stored, at: list[int], chunk) -> list[dict[str, Any]
     return out
 
 
-def engine_measure(params, layout: Layout, name: str, prompts, outs,
+def engine_measure(params: StageView, layout: Layout, name: str, prompts, outs,
                    rows: list[dict]) -> dict[str, Any]:
     """The signals from the serving engine itself (pipeline.evaluate.engine_divergence), when
     both the baseline and the variant are served by an engine that returns prompt

@@ -36,7 +36,7 @@ import numpy as np
 from pipeline import progress
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts.files import GATE_CALIBRATION, GATE_CALIBRATION_SCHEMA
 from pipeline.contracts import GateCalibration
 
@@ -117,7 +117,7 @@ def signals(base, model, prompts, outputs) -> list[dict[str, Any]]:
     return rows
 
 
-def run(params, layout: Layout) -> dict[str, Any]:
+def run(params: StageView, layout: Layout) -> dict[str, Any]:
     """results/gate-calibration/calibration.json (`params`: the stage's own, PARAMS)."""
     from pipeline.artifacts.manifest import require_verified
     from pipeline.evaluate import reference_passes as rp

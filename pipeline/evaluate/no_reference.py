@@ -14,12 +14,12 @@ from pipeline.config import NO_REFERENCE
 from pipeline.contracts.files import SAMPLES
 from pipeline.io import atomic_dirs
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 
 PARAMS = Declared("evaluate_none")  # its path comes from the layout; it reads no params
 
 
-def run(params, layout: Layout) -> Path:
+def run(params: StageView, layout: Layout) -> Path:
     """The `evaluate_none` stage: an empty reference beside the evaluated variants."""
     with atomic_dirs(layout.results, [NO_REFERENCE]) as staged:
         (staged[NO_REFERENCE] / SAMPLES).write_text("")

@@ -37,7 +37,7 @@ from pipeline.contracts.divergence_reference import ReferencePasses
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts.files import DIVERGENCE_REFERENCE, SAMPLES
 from pipeline.contracts import SampleRecord, read_lines
 
@@ -55,7 +55,7 @@ class ReferencePassesError(QpipeError, RuntimeError):
     pass
 
 
-def teacher_forced(params, layout: Layout, tokenizer) -> dict[str, Any]:
+def teacher_forced(params: StageView, layout: Layout, tokenizer) -> dict[str, Any]:
     """The items the reference was evaluated on (all, or its evaluate.limit first), their prompts
     and the token ids both models are teacher-forced along: the reference's greedy output and
     the gold answer, each re-tokenized with the base tokenizer."""
@@ -90,7 +90,7 @@ def context_length(artifact: Path) -> int:
     return int(config.get("max_position_embeddings") or 2048)
 
 
-def run(params, layout: Layout) -> str:
+def run(params: StageView, layout: Layout) -> str:
     """results/divergence-reference/: passes.safetensors and reference.json; a summary line."""
     import torch
     from safetensors.torch import save_file
@@ -194,7 +194,7 @@ class Stored:
         return torch.log_softmax(torch.nn.functional.linear(rows, self.weight, self.bias), dim=-1)
 
 
-def load(params, layout: Layout, artifact_sha256: str, tf: dict[str, Any]) -> Stored | None:
+def load(params: StageView, layout: Layout, artifact_sha256: str, tf: dict[str, Any]) -> Stored | None:
     """The stored passes for exactly these weights, items and teacher-forced tokens; None when the
     architecture keeps none (`hidden_states: false`). Anything else is an error with the fix —
     never passes of other weights or other outputs."""

@@ -29,7 +29,7 @@ from pipeline.evaluate.harness import (MemorySampler, gpu_memory, harness_versio
                                        run_prompts)
 from pipeline.evaluate.looks import StopRule, serve_in_looks
 from pipeline.evaluate.scorers import is_valid_json, score
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
 from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, RUN, SAMPLES
@@ -43,7 +43,7 @@ PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}",
                   "gates", "compare.alpha", "compare.seed")
 
 
-def open_engine(params, layout: Layout, name: str, log_path: Path, *,
+def open_engine(params: StageView, layout: Layout, name: str, log_path: Path, *,
                 engine: str | None = None, artifact: Path | None = None) -> Engine:
     """The (unstarted) engine for a variant: verified artifact, settings from params."""
     engine = engine or params.engine_for(name)
@@ -60,7 +60,7 @@ def open_engine(params, layout: Layout, name: str, log_path: Path, *,
     return eng
 
 
-def replicated(params, layout: Layout, name: str, first: Engine, ev, *, engine: str | None,
+def replicated(params: StageView, layout: Layout, name: str, first: Engine, ev, *, engine: str | None,
                artifact: Path | None) -> Engine:
     """`evaluate.replicas` copies of the variant's engine behind one (pipeline.evaluate.replicas)."""
     from pipeline.engines.base import ServerEngine
@@ -166,7 +166,7 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
     return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
 
 
-def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None = None,
+def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine: str | None = None,
              artifact: Path | None = None, stop_rule: StopRule | None = None) -> dict[str, Any]:
     """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
     engine.log). Returns the metrics. With `stop_rule` the items are served in looks and the
@@ -258,7 +258,7 @@ def evaluate(params, layout: Layout, name: str, out: Path, *, engine: str | None
     return metrics
 
 
-def not_served(params, name: str, out: Path) -> dict[str, Any]:
+def not_served(params: StageView, name: str, out: Path) -> dict[str, Any]:
     why = f"not served here: {params.variants[name].reason}"
     metrics = Metrics(variant=name, served=False, reason=why).dump()
     write_json(out / RUN, EvalRun(variant=name, served=False, reason=why).dump())
@@ -277,7 +277,7 @@ def keep_failed(staging: Path, failed: Path, name: str, err: BaseException) -> N
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def run(params, layout: Layout, name: str, *,
+def run(params: StageView, layout: Layout, name: str, *,
         rules: Callable[..., StopRule | None] | None = None) -> dict[str, Any]:
     """Evaluate one variant into <evaluate.out_dir>/<name>, atomically; `params`: the stage's own
     (PARAMS, for `name`).
@@ -316,7 +316,7 @@ def summary_line(name: str, metrics: dict[str, Any]) -> str:
             f"{'' if sp['serving_engine'] else ' (reference engine)'}")
 
 
-def serve(params, layout: Layout, name: str, *, engine: str | None = None,
+def serve(params: StageView, layout: Layout, name: str, *, engine: str | None = None,
           ready: Callable[[str], None] = log.info) -> None:
     """`qpipe serve`: start a variant's engine on its verified artifact and keep it serving until
     Ctrl-C (or SIGTERM, which the CLI turns into one), then stop it. `ready` gets the line that

@@ -28,11 +28,12 @@ from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
 from pipeline.contracts.files import CARD, CARD_MD, COMPARISON_MD, EVALUATION, METRICS, MODEL_CARD, PLOTS, QUANTIZE_RUN
+from pipeline.stage_params import StageView
 
 SCHEMA = BundleIndex.SCHEMA
 
 
-def serve_command(params, engine: str, variant: str, model_dir: Path) -> str:
+def serve_command(params: StageView, engine: str, variant: str, model_dir: Path) -> str:
     """The exact command that serves the bundle's model with the engine and settings it was
     evaluated with (the model at `model`, port 8000), as the engine states it."""
     if engine not in engine_names():
@@ -113,7 +114,7 @@ class BundleError(QpipeError, RuntimeError):
     pass
 
 
-def build(params, layout: Layout, variant: str, comparison: dict, dest_parent: Path,
+def build(params: StageView, layout: Layout, variant: str, comparison: dict, dest_parent: Path,
           *, chain: dict[str, Any], tarball: bool = False) -> dict[str, Any]:
     """Write handoff/<variant>/ atomically from the verified artifact whose hash the chain of
     custody names (pipeline.handoff.custody.check); returns its manifest."""

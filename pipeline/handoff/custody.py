@@ -22,6 +22,7 @@ from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
 from pipeline.contracts.files import CUSTODY_SCHEMA, EVALUATION, METRICS, SAMPLES
+from pipeline.stage_params import StageView
 
 SCHEMA = CUSTODY_SCHEMA
 
@@ -30,7 +31,7 @@ class CustodyError(QpipeError, RuntimeError):
     pass
 
 
-def check(params, layout: Layout, variant: str, comparison: dict[str, Any],
+def check(params: StageView, layout: Layout, variant: str, comparison: dict[str, Any],
           comparison_path: Path) -> tuple[dict[str, Any], list[str]]:
     """The chain for `variant` as it stands on disk, and every link that does not hold.
 

@@ -16,7 +16,7 @@ from pipeline.handoff import custody
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.contracts.files import BUNDLE_INDEX, MANIFEST
 
 # Beside the paths: the configured baseline and each variant's engine (variants, engines: the
@@ -47,7 +47,7 @@ def _made_here(d: Path) -> bool:
         return False
 
 
-def run(params, layout: Layout) -> dict[str, Any]:
+def run(params: StageView, layout: Layout) -> dict[str, Any]:
     """handoff/<variant>/ for every variant that passed its gates; handoff/index.json says which
     were left out and why. `params`: the stage's own (PARAMS)."""
     comparison = _comparison(layout)
@@ -110,7 +110,7 @@ def _stale(bundle_dir: Path, entry: dict, chain: dict) -> bool:
     return made.get("gate") != entry.get("gate") or made.get("chain") != chain
 
 
-def approve(params, layout: Layout, variant: str, *, by: str, note: str | None = None,
+def approve(params: StageView, layout: Layout, variant: str, *, by: str, note: str | None = None,
             override: bool = False, reason: str | None = None) -> dict[str, Any]:
     """`qpipe approve` (no DVC stage: `params` are the whole params)."""
     comparison = _comparison(layout)

@@ -10,9 +10,10 @@ and there those stages run again. `qpipe repro` says so before it runs.
 from __future__ import annotations
 
 from pathlib import Path
+from pipeline.stage_params import StageView
 
 
-def stray_outputs(params, root: Path) -> list[Path]:
+def stray_outputs(params: StageView, root: Path) -> list[Path]:
     """Entries of the shared output folders that belong to no variant in `params`."""
     from pipeline.layout import Layout
 

@@ -41,6 +41,7 @@ from pipeline.quantize.base import (
     versions,
     write_result,
 )
+from pipeline.stage_params import StageView
 
 # scheme -> (mode, bits, the fixed group size or None: the recipe's, default 64)
 MLX_SCHEMES: dict[str, tuple[str, int, int | None]] = {
@@ -123,7 +124,7 @@ def fix_rope(config_path: Path) -> bool:
     return True
 
 
-def handled_notes(params, root: Path) -> list[str]:
+def handled_notes(params: StageView, root: Path) -> list[str]:
     """What `qpipe validate` reports as handled rather than wrong (after "OK"): a RoPE theta only
     in rope_parameters, which this backend copies to the artifact's top-level rope_theta."""
     users = [n for n, v in params.variants.items() if v.backend == "mlx"]

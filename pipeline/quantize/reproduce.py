@@ -22,6 +22,7 @@ from pipeline.contracts.artifact_manifest import read_listing
 from pipeline.errors import QpipeError
 from pipeline.layout import Layout
 from pipeline.quantize import stage
+from pipeline.stage_params import StageView
 
 
 class ReproduceError(QpipeError, RuntimeError):
@@ -70,7 +71,7 @@ def compare_files(recorded: list[dict], rebuilt: list[dict]) -> list[str]:
     return out
 
 
-def reproduce(params, layout: Layout, name: str, *, keep: Path | None = None) -> Reproduction:
+def reproduce(params: StageView, layout: Layout, name: str, *, keep: Path | None = None) -> Reproduction:
     """On the device and GPUs params.yaml names (quantize.device, quantize.gpus); `params`: the
     quantize stage's own (stage.PARAMS, for `name`)."""
     art = layout.artifact(name)

@@ -31,7 +31,7 @@ from pipeline.contracts import ArtifactManifest, CalibrationCard
 from pipeline.io import atomic_dirs, file_sha256
 from pipeline.quantize.base import BackendError, QuantizeRequest, get_backend
 from pipeline.artifacts.runrecord import run_context, run_log, split_run_facts, write_run_record
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.layout import Layout
 from pipeline.contracts.files import CARD, SAMPLES
 
@@ -166,7 +166,7 @@ def calibration_files(calib: Path) -> dict[str, str]:
     return now
 
 
-def request_for(params, layout: Layout, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
+def request_for(params: StageView, layout: Layout, name: str, device: str = "cpu", gpus: int = 1) -> QuantizeRequest:
     v = params.variants[name]
     calib = None
     if v.needs_calibration:
@@ -205,7 +205,7 @@ def resolve_gpus(gpus: int, used: str, backend) -> tuple[int, list[str]]:
     return gpus, []
 
 
-def run(params, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1,
+def run(params: StageView, layout: Layout, name: str, *, device: str = "cpu", gpus: int = 1,
         out_parent: Path | None = None) -> dict:
     """Quantize variant ``name`` into ``<quantize.out_dir>/<name>`` (or ``out_parent/<name>``:
     `qpipe reproduce` rebuilds there) and write its run record beside, not inside, it.

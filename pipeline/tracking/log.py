@@ -19,7 +19,6 @@ import json
 import logging
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunStatus, Ru
 from mlflow.exceptions import MlflowException
 
 from pipeline.layout import Layout
-from pipeline.stage_params import Declared
+from pipeline.stage_params import Declared, StageView
 from pipeline.tracking import project
 from pipeline.tracking.project import Execution, VariantRecord
 from pipeline.tracking.store import (client, experiment, experiment_name, redact, resolve_uri,
@@ -49,7 +48,7 @@ STORE_ERRORS = (MlflowException, requests.RequestException, sqlalchemy.exc.SQLAl
 DIGEST_CHARS = 36  # MLflow stores at most 36 characters of a dataset digest
 
 
-def run(params, layout: Layout, *, tracking_uri: str | None = None) -> dict[str, Any]:
+def run(params: StageView, layout: Layout, *, tracking_uri: str | None = None) -> dict[str, Any]:
     """Log what `dvc repro` left in results/, artifacts/, logs/failed/ and reports/; `params`:
     the `track` stage's own (PARAMS).
 
@@ -57,7 +56,7 @@ def run(params, layout: Layout, *, tracking_uri: str | None = None) -> dict[str,
     pending, tracking_uri}: each variant is either `logged` (a run made now) or `skipped`
     (already logged, or not evaluated yet); `failed` names the variants whose evaluation failed.
     """
-    layout = replace(layout, root=Path(layout.root).resolve())
+    layout = layout.rooted(Path(layout.root).resolve())
     root = layout.root
     uri = resolve_uri(params, root, tracking_uri)
     execution = project.load_execution(params, layout)
@@ -117,7 +116,7 @@ def _now() -> str:
 # ── runs ──────────────────────────────────────────────────────────────────────────────────
 
 
-def _log_execution(params, layout: Layout, mlflow: MlflowClient, uri: str, execution: Execution,
+def _log_execution(params: StageView, layout: Layout, mlflow: MlflowClient, uri: str, execution: Execution,
                    summary: dict) -> None:
     exp = experiment(mlflow, experiment_name(params), uri, layout.root)
     parent = _parent_run(params, layout, mlflow, exp.experiment_id, execution)
@@ -144,7 +143,7 @@ def find_run(mlflow: MlflowClient, experiment_id: str, key: str):
     return done[0] if done else None
 
 
-def _parent_run(params, layout: Layout, mlflow: MlflowClient, experiment_id: str,
+def _parent_run(params: StageView, layout: Layout, mlflow: MlflowClient, experiment_id: str,
                 execution: Execution) -> str:
     key = project.sha256_bytes(f"execution:{execution.id}".encode())
     found = mlflow.search_runs([experiment_id], f"tags.`qpipe.key` = '{key}'", max_results=1)
@@ -223,7 +222,7 @@ def calibration_effect_metrics(comparison: dict) -> dict[str, float]:
     return out
 
 
-def _variant_run(params, mlflow: MlflowClient, experiment_id: str, parent: str,
+def _variant_run(params: StageView, mlflow: MlflowClient, experiment_id: str, parent: str,
                  execution: Execution, record: VariantRecord) -> tuple[str, bool]:
     """(run id, whether it was made now)."""
     key = project.sha256_bytes(f"{execution.id}:{record.name}:{record.content_sha256}".encode())
@@ -303,7 +302,7 @@ def summary_line(r: dict[str, Any]) -> str:
             f"already there {len(r.get('skipped', []))}, failed runs {len(r.get('failed', []))}")
 
 
-def log_failed(params, layout: Layout, variant: str) -> tuple[str, bool]:
+def log_failed(params: StageView, layout: Layout, variant: str) -> tuple[str, bool]:
     """Log a failed evaluation (kept under logs/failed/) at once, before the pipeline's `track`
     stage would (`params`: that stage's own, PARAMS). Never raises — the evaluation's own error
     is what the user needs — and returns the line that says where the run went (a run, or marked

@@ -24,12 +24,13 @@ from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 from pipeline.tracking import project
 from pipeline.tracking.store import (TrackingError, client, experiment_name, redact,
                                      registered_model_name, resolve_uri, unreachable)
+from pipeline.stage_params import StageView
 
 log = logging.getLogger(__name__)
 ALIAS = "approved"
 
 
-def register(params, root: Path, variant: str, bundle_dir: Path, tags: dict[str, Any], *,
+def register(params: StageView, root: Path, variant: str, bundle_dir: Path, tags: dict[str, Any], *,
              tracking_uri: str | None = None) -> dict[str, Any]:
     """Log `bundle_dir` to the variant's latest run, make a registry version from it, point the
     alias `approved` at it and tag it. Registering the same bundle again reuses its version.

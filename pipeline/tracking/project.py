@@ -21,6 +21,7 @@ from pipeline.artifacts.runrecord import read_run_record
 from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalsetCard, Metrics
 from pipeline.layout import Layout
 from pipeline.contracts.files import CARD, ENGINE_LOG, MANIFEST, METRICS, RUN, SAMPLES, SHA256SUMS, TRACKING_PENDING
+from pipeline.stage_params import StageView
 
 Status = Literal["served", "not_served", "failed", "missing"]
 # Run files logged as artifacts, in this order, when present (results/<variant>/…).
@@ -45,10 +46,10 @@ class VariantRecord:
     name: str
     status: Status
     content_sha256: str          # of the files logged for it: a change means a new run
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics | None = None  # its evaluation's, when it was evaluated
     comparison: dict[str, Any] = field(default_factory=dict)  # its entry in comparison.json
     bench: dict[str, Any] = field(default_factory=dict)       # its entry in comparison["bench"]
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: ArtifactManifest | None = None  # its artifact's, when it was made
     manifest_sha256: str | None = None
     run: dict[str, Any] = field(default_factory=dict)  # the quantization's run record
     files: dict[str, list[Path]] = field(default_factory=dict)  # artifact folder → files
@@ -92,7 +93,7 @@ def read_json(path: Path) -> dict[str, Any]:
 # ── reading the project ───────────────────────────────────────────────────────────────────
 
 
-def load_execution(params, layout: Layout) -> Execution:
+def load_execution(params: StageView, layout: Layout) -> Execution:
     """`params`: the track stage's own (pipeline.tracking.log.PARAMS)."""
     reports_dir = layout.reports
     comparison_path = layout.comparison
@@ -119,7 +120,7 @@ def report_files(reports_dir: Path) -> list[Path]:
                   if p.is_file() and p.name != TRACKING_PENDING and not p.name.startswith("."))
 
 
-def load_variant(params, layout: Layout, name: str, comparison: dict) -> VariantRecord:
+def load_variant(params: StageView, layout: Layout, name: str, comparison: dict) -> VariantRecord:
     results = layout.result(name)
     failed = layout.failed(name)
     if (results / METRICS).is_file():
@@ -135,15 +136,15 @@ def load_variant(params, layout: Layout, name: str, comparison: dict) -> Variant
 
 
 def _evaluated(layout: Layout, name: str, results: Path, comparison: dict) -> VariantRecord:
-    metrics = Metrics.load(results / METRICS).dump()
+    metrics = Metrics.load(results / METRICS)
     files = [results / f for f in RESULT_FILES if (results / f).is_file()]
-    served = metrics.get("served", True)
+    served = metrics.served
     record = VariantRecord(name, "served" if served else "not_served",
                            content_sha256=files_sha256(files, results), metrics=metrics,
                            comparison=comparison.get("variants", {}).get(name, {}),
                            bench=(comparison.get("bench") or {}).get(name, {}),
                            files={"results": files},
-                           reason=None if served else metrics.get("reason", "not served"))
+                           reason=None if served else metrics.reason or "not served")
     if served:
         record.datasets.append(_evalset(layout, metrics))
     return record
@@ -170,12 +171,12 @@ def _add_artifact(layout: Layout, record: VariantRecord) -> None:
     manifest_path = art / MANIFEST
     if not manifest_path.is_file():
         return
-    record.manifest = ArtifactManifest.load(manifest_path).dump()
+    record.manifest = ArtifactManifest.load(manifest_path)
     record.manifest_sha256 = sha256_bytes(manifest_path.read_bytes())
     run_path = layout.quantize_run(record.name)
     run = read_run_record(run_path)
     # a record from another run of other bytes says nothing about this artifact
-    if run.get("artifact_content_sha256") == record.manifest.get("content_sha256"):
+    if run.get("artifact_content_sha256") == record.manifest.content_sha256:
         record.run = run
         record.files["quantize_run"] = [run_path]
     record.files["artifact"] = [art / f for f in ARTIFACT_FILES if (art / f).is_file()]
@@ -184,22 +185,21 @@ def _add_artifact(layout: Layout, record: VariantRecord) -> None:
         record.datasets.insert(0, calib)
 
 
-def _calibration(layout: Layout, manifest: dict) -> Dataset | None:
-    used = manifest.get("calibration") or {}
-    if not used.get("content_sha256"):
+def _calibration(layout: Layout, manifest: ArtifactManifest) -> Dataset | None:
+    used = manifest.calibration
+    if used is None or not used.content_sha256:
         return None  # a scheme that uses no data
-    folder = layout.calibration_set(used["name"])
+    folder = layout.calibration_set(used.name)
     card_path = folder / CARD
-    card = CalibrationCard.load(card_path).dump() if card_path.is_file() else {}
-    return _dataset(f"calibration/{used['name']}", "calibration", folder, used["content_sha256"],
-                    card)
+    card = CalibrationCard.load(card_path).dump() if card_path.is_file() else {}  # logged as it is
+    return _dataset(f"calibration/{used.name}", "calibration", folder, used.content_sha256, card)
 
 
-def _evalset(layout: Layout, metrics: dict) -> Dataset:
+def _evalset(layout: Layout, metrics: Metrics) -> Dataset:
     folder = layout.evalset
     card_path = folder / CARD
-    card = EvalsetCard.load(card_path).dump() if card_path.is_file() else {}
-    used = metrics.get("evalset_sha256") or card.get("content_sha256")
+    card = EvalsetCard.load(card_path).dump() if card_path.is_file() else {}  # logged as it is
+    used = metrics.evalset_sha256 or card.get("content_sha256")
     if not used:
         raise ValueError(f"{card_path}: no content_sha256 and the metrics name none either; "
                          "re-run `dvc repro split` to rewrite the evaluation set's card")
@@ -256,23 +256,28 @@ def numbers(obj: Any, prefix: str) -> dict[str, float]:
     return out
 
 
-def variant_params(params, record: VariantRecord) -> dict[str, str]:
+def variant_params(params: StageView, record: VariantRecord) -> dict[str, str]:
     """What the variant is: scheme, bits, group size, backend, engine, recipe (flattened)."""
     v = params.variants[record.name]
     m = record.manifest
-    recipe = m.get("recipe") or {}
-    out: dict[str, Any] = {
-        "variant": record.name, "scheme": m.get("scheme", v.scheme), "bits": m.get("bits"),
-        "group_size": m.get("group_size"), "backend": m.get("backend", v.backend),
-        "format": m.get("format", v.format), "engine": params.engine_for(record.name),
-        "recipe.path": recipe.get("path", str(v.recipe) if v.recipe else None),
-        "recipe.sha256": recipe.get("sha256"),
-        "calibration": (m.get("calibration") or {}).get("name", v.calibration),
-        "calibration.samples": (m.get("calibration") or {}).get("samples"),
-        "base_model": (m.get("base_model") or {}).get("name", params.model.name),
-        "quantize.device": (m.get("quantization") or {}).get("device"),
+    if m is None:  # not made yet: what params say it will be
+        out: dict[str, Any] = {"variant": record.name, "scheme": v.scheme, "backend": v.backend,
+                               "format": v.format, "engine": params.engine_for(record.name),
+                               "recipe.path": str(v.recipe) if v.recipe else None,
+                               "calibration": v.calibration, "base_model": params.model.name}
+        return {k: _param_value(val) for k, val in out.items() if val is not None}
+    recipe, calibration = m.recipe, m.calibration
+    out = {
+        "variant": record.name, "scheme": m.scheme, "bits": m.bits, "group_size": m.group_size,
+        "backend": m.backend, "format": m.format, "engine": params.engine_for(record.name),
+        "recipe.path": recipe.path if recipe else (str(v.recipe) if v.recipe else None),
+        "recipe.sha256": recipe.sha256 if recipe else None,
+        "calibration": calibration.name if calibration and calibration.name is not None else v.calibration,
+        "calibration.samples": calibration.samples if calibration else None,
+        "base_model": m.base_model.name,
+        "quantize.device": getattr(m.quantization, "device", None),
     }
-    out.update({f"recipe.{k}": val for k, val in flatten(recipe.get("resolved") or {}).items()})
+    out.update({f"recipe.{k}": val for k, val in flatten((recipe.resolved if recipe else None) or {}).items()})
     return {k: _param_value(val) for k, val in out.items() if val is not None}
 
 
@@ -281,26 +286,26 @@ def _param_value(value: Any) -> str:
     return text[:6000]  # MLflow's limit for a param value
 
 
-def variant_tags(params, record: VariantRecord, execution: Execution) -> dict[str, str]:
+def variant_tags(params: StageView, record: VariantRecord, execution: Execution) -> dict[str, str]:
     m, metrics = record.manifest, record.metrics
-    engine = metrics.get("engine") or {}
+    engine = metrics.engine if metrics else None
     git = (record.run.get("git") or {}).get("commit")
     tags: dict[str, Any] = {
         "variant": record.name, "qpipe.status": record.status,
         "qpipe.execution": execution.id, "qpipe.comparison_sha256": execution.comparison_sha256,
         "qpipe.content_sha256": record.content_sha256,
         "dvc.stage": f"evaluate@{record.name}",
-        "engine.name": engine.get("name", params.engine_for(record.name)),
-        "engine.version": engine.get("version"), "engine.kernel": engine.get("kernel"),
-        "engine.serving": engine.get("serving"),
+        "engine.name": engine.name if engine else params.engine_for(record.name),
+        "engine.version": engine and engine.version, "engine.kernel": engine and engine.kernel,
+        "engine.serving": engine and engine.serving,
         "git_commit": git, "mlflow.source.git.commit": git,
-        "artifact.content_sha256": m.get("content_sha256"),
+        "artifact.content_sha256": m and m.content_sha256,
         "artifact.manifest_sha256": record.manifest_sha256,
-        "calibration.content_sha256": (m.get("calibration") or {}).get("content_sha256"),
-        "evalset.sha256": metrics.get("evalset_sha256"),
+        "calibration.content_sha256": m and m.calibration and m.calibration.content_sha256,
+        "evalset.sha256": metrics and metrics.evalset_sha256,
         "pii.scrubbing": "on" if params.split.pii.enabled else "OFF",
-        "trust_remote_code": str(bool(m.get("trust_remote_code"))).lower(),
-        "harness.version": metrics.get("harness_version"),
+        "trust_remote_code": str(bool(m and m.trust_remote_code)).lower(),
+        "harness.version": metrics and metrics.harness_version,
         "served": {"served": "true", "not_served": "false"}.get(record.status),
         "reason": record.reason or params.variants[record.name].reason,
     }
@@ -326,12 +331,15 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
     """Everything numeric about the variant, under names that group well in the UI."""
     m, c = record.metrics, record.comparison
     out: dict[str, float] = {}
-    out |= numbers({"accuracy": m.get("accuracy"), "n": m.get("n"),
-                    "size_bytes": m.get("size_bytes")}, "")
-    for name, s in (m.get("slices") or {}).items():
-        out |= numbers({"accuracy": s.get("accuracy"), "n": s.get("n")}, metric_name("slice", name))
-    for key in ("detectors", "speed", "memory", "lm_eval", "sequential"):  # sequential: items, saving, level
-        out |= numbers(m.get(key) or {}, key)
+    if m is not None:
+        out |= numbers({"accuracy": m.accuracy, "n": m.n, "size_bytes": m.size_bytes}, "")
+        for name, s in (m.slices or {}).items():
+            out |= numbers({"accuracy": s.accuracy, "n": s.n}, metric_name("slice", name))
+        parts = {"detectors": m.detectors, "speed": m.speed, "memory": m.memory,
+                 "sequential": m.sequential}  # sequential: items, saving, level
+        for key, part in parts.items():
+            out |= numbers(part.as_json() if part else {}, key)
+        out |= numbers(m.lm_eval or {}, "lm_eval")  # the harness's own keys
     out |= _comparison_metrics(c)
     out |= numbers(record.bench, "bench")
     out |= numbers({k: record.run.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},

@@ -29,13 +29,14 @@ from mlflow.entities import Experiment  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
 
 from pipeline.errors import QpipeError  # noqa: E402
+from pipeline.stage_params import StageView  # noqa: E402
 
 
 class TrackingError(QpipeError, RuntimeError):
     """The tracking store cannot do what was asked; the message says how to fix it."""
 
 
-def resolve_uri(params, root: Path, tracking_uri: str | None = None) -> str:
+def resolve_uri(params: StageView, root: Path, tracking_uri: str | None = None) -> str:
     uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or params.tracking.tracking_uri
     return absolute_sqlite(uri, root)
 
@@ -107,15 +108,15 @@ def experiment(mlflow: MlflowClient, name: str, uri: str, root: Path) -> Experim
         return found
 
 
-def experiment_name(params) -> str:
+def experiment_name(params: StageView) -> str:
     return params.tracking.experiment or params.model.name
 
 
-def registered_model_name(params) -> str:
+def registered_model_name(params: StageView) -> str:
     return params.tracking.registered_model or params.model.name
 
 
-def ui_command(params, root: Path, port: int, *, tracking_uri: str | None = None) -> list[str]:
+def ui_command(params: StageView, root: Path, port: int, *, tracking_uri: str | None = None) -> list[str]:
     """`mlflow server` on the configured local store, on 127.0.0.1:<port>.
 
     >>> ui_command(params, Path("."), 5000)                   # doctest: +SKIP

@@ -15,11 +15,12 @@ from typing import Callable
 
 from pipeline.processes import die_with_parent, group_gone, signal_group
 from pipeline.tracking.store import ui_command
+from pipeline.stage_params import StageView
 
 STOP_SECONDS = 10  # a server still running this long after SIGTERM is killed
 
 
-def serve_ui(params, layout, port: int, *, ready: Callable[[str], None] = print) -> int:
+def serve_ui(params: StageView, layout, port: int, *, ready: Callable[[str], None] = print) -> int:
     """Run `mlflow server` on 127.0.0.1:<port> until it exits or is interrupted; its exit code.
     `ready` gets the line with the address before the server starts. A remote tracking URI
     raises TrackingError (open that server's address instead). `layout`: the project's
