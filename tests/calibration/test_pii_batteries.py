@@ -17,6 +17,7 @@ from calibration.pii_battery_unseen4 import BUSINESS4, UNSEEN4
 from calibration.pii_battery_unseen5 import BUSINESS5, UNSEEN5
 from calibration.pii_battery_unseen6 import BUSINESS6, UNSEEN6
 from calibration.pii_battery_unseen7 import BUSINESS7, UNSEEN7
+from calibration.pii_battery_unseen8 import BUSINESS8, UNSEEN8
 from pipeline.calibration.pii import PIIConfig, Scrubber
 
 HELD_OUT_SHARE = 0.10  # the most a battery of unnamed kinds may leave behind
@@ -39,15 +40,18 @@ def test_no_reported_kind_survives(scrub):
 @pytest.mark.parametrize("battery,share", [(HELD_OUT, HELD_OUT_SHARE), (UNSEEN, HELD_OUT_SHARE),
                                            (UNSEEN2, HELD_OUT_SHARE), (UNSEEN3, HELD_OUT_SHARE),
                                            (UNSEEN4, 8 / 60), (UNSEEN5, 7 / 60), (UNSEEN6, 6 / 60),
-                                           (UNSEEN7, 8 / 60)],
-                         ids=["held_out", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "unseen7"])
+                                           (UNSEEN7, 3 / 60), (UNSEEN8, 3 / 60)],
+                         ids=["held_out", "unseen", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "unseen7",
+                              "unseen8"])
 def test_at_most_a_tenth_of_unnamed_kinds_survive(scrub, battery, share):
     """UNSEEN4 is held to 8 of 60 (16 at first contact; 8 after the copula reach and the
     possessive detector, which it did not prompt) and UNSEEN5 to 7 of 60 (6 at first contact, with
     19 of its business sentences changed; 7 once those were put right): docs/pii.md. UNSEEN6 (13 of
     60 at first contact) to 6, where the number words and business nouns of lexicon.py left it;
-    UNSEEN7 to its first contact with them, 8 of 60 (13%): the 10% goal is not met there. These
-    keep what was gained."""
+    UNSEEN7 (8 of 60 at first contact with them: the 10% goal was not met there) to 3, where user-name
+    words of 42 languages, Latin acronyms inside scripts without spaces and Cyrillic acronyms left
+    it; UNSEEN8, written after those and kept closed until they were in, to its first contact: 3 of
+    60 (5%), the goal met. These keep what was gained."""
     cued = [case for case in battery if case.cue]
     found = survivors(scrub, cued)
     assert len(found) <= share * len(cued), f"{len(found)} of {len(cued)} survive:\n" + _report(found)
@@ -72,9 +76,11 @@ def test_business_identifiers_are_left_alone(scrub):
     changed = [scrub(text) for text in BUSINESS5 if scrub(text) != text]  # 19 at first contact, 8 before
     assert len(changed) <= 7, "\n".join(changed)  # the possessive detector (all 7 are older detectors')
     # the sixth set: 17 of 60 changed at first contact (order, ticket and product codes after a
-    # label in the language's own word), 5 with the business nouns of lexicon.py; the seventh: 16
-    # at first contact with them, 7 after: each held to the same sentences
-    for battery, now in ((BUSINESS6, {19, 35, 45, 55, 59}), (BUSINESS7, {10, 28, 30, 33, 50, 58, 59})):
+    # label in the language's own word), 4 with the business nouns of lexicon.py; the seventh: 16
+    # at first contact with them, 7 after; the eighth: 14 at first contact, 12 after: each held to
+    # the same sentences
+    for battery, now in ((BUSINESS6, {19, 45, 55, 59}), (BUSINESS7, {10, 28, 30, 33, 50, 58, 59}),
+                         (BUSINESS8, {11, 15, 19, 23, 26, 42, 44, 46, 55, 56, 57, 59})):
         changed = [i for i, text in enumerate(battery) if scrub(text) != text]
         assert set(changed) <= now, "\n".join(scrub(battery[i]) for i in changed)
 

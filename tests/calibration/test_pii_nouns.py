@@ -78,3 +78,19 @@ def test_business_keys_stay(scrub, text):
 ])
 def test_number_words_of_other_languages_introduce_a_value(scrub, text, value):
     assert value not in scrub(text)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("mijn DigiD-gebruikersnaam is tulpfiets81.", "tulpfiets81"),  # a platform's user name, Dutch
+    ("Mein Benutzername lautet kat.ze_77, bitte prüfen.", "kat.ze_77"),
+    ("うちの太陽光発電の設備IDはF382016B47です。", "F382016B47"),  # "ID" inside a script without spaces
+    ("我的B站UID是358120947，绑定失败。", "358120947"),
+    ("я указал свой УИН ГТО 21-77-0012345, но", "21-77-0012345"),  # a Cyrillic acronym is a label too
+])
+def test_usernames_and_glued_or_cyrillic_acronyms(scrub, text, value):
+    assert value not in scrub(text)
+
+
+def test_a_cyrillic_business_acronym_keeps_its_key(scrub):
+    text = "Замовлення № 204513, ТТН Нової пошти 20450012345678, посилка досі у відділенні № 31."
+    assert scrub(text) == text

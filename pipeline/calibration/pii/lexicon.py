@@ -347,12 +347,35 @@ BUSINESS_NOUNS: dict[str, tuple[str, ...]] = {
            "kuwarto", "mesa", "gate", "transaksyon", "bayad", "pagbabayad", "quotation"),
 }
 
+# The words for an account's name on a platform: "username", "login", "handle", "nickname", "user ID". The
+# value after them is a person's whatever its shape ("tulpfiets81", "sumi.akter.92"): no digit is needed.
+USERNAME_WORDS: dict[str, tuple[str, ...]] = {
+    "en": ("username", "user name", "login", "handle", "nickname", "screen name", "gamertag", "user id"),
+    "es": ("nombre de usuario", "usuario", "apodo"), "pt": ("nome de usuário", "nome de utilizador", "usuário"),
+    "fr": ("nom d'utilisateur", "pseudo", "pseudonyme"), "de": ("benutzername", "nutzername", "anmeldename"),
+    "it": ("nome utente", "nickname"), "nl": ("gebruikersnaam", "inlognaam", "schermnaam"),
+    "pl": ("nazwa użytkownika", "nick", "pseudonim"), "ru": ("имя пользователя", "логин", "ник", "никнейм"),
+    "uk": ("ім'я користувача", "логін", "нікнейм"), "tr": ("kullanıcı adı", "kullanıcı adım", "rumuz"),
+    "ar": ("اسم المستخدم", "معرف المستخدم"), "fa": ("نام کاربری", "شناسه کاربری"), "ur": ("یوزرنیم", "صارف نام"),
+    "hi": ("यूज़रनेम", "यूजरनेम", "उपयोगकर्ता नाम"), "bn": ("ইউজারনেম", "ব্যবহারকারীর নাম", "ইউজার আইডি"),
+    "mr": ("युजरनेम", "वापरकर्ता नाव"), "ta": ("பயனர் பெயர்", "யூசர்நேம்"), "te": ("వినియోగదారు పేరు", "యూజర్ నేమ్"),
+    "gu": ("યુઝરનેમ", "વપરાશકર્તા નામ"), "kn": ("ಬಳಕೆದಾರ ಹೆಸರು", "ಯೂಸರ್ ನೇಮ್"), "ml": ("ഉപയോക്തൃനാമം", "യൂസർനെയിം"),
+    "pa": ("ਯੂਜ਼ਰਨੇਮ", "ਵਰਤੋਂਕਾਰ ਨਾਮ"), "ja": ("ユーザー名", "ユーザーid", "ハンドルネーム", "ニックネーム", "アカウント名"),
+    "ko": ("아이디", "사용자 이름", "사용자명", "닉네임", "계정명"), "zh": ("用户名", "账号名", "昵称", "用户id"),
+    "zh-Hant": ("用戶名", "使用者名稱", "帳號名稱", "暱稱"), "vi": ("tên người dùng", "tên đăng nhập", "biệt danh"),
+    "th": ("ชื่อผู้ใช้", "ชื่อบัญชี", "ยูสเซอร์เนม"), "id": ("nama pengguna",), "ms": ("nama pengguna",),
+    "sw": ("jina la mtumiaji",), "el": ("όνομα χρήστη",), "cs": ("uživatelské jméno", "přezdívka"),
+    "ro": ("nume de utilizator",), "hu": ("felhasználónév", "felhasználónevem"), "sv": ("användarnamn",),
+    "da": ("brugernavn",), "no": ("brukernavn",), "fi": ("käyttäjätunnus", "käyttäjänimi"), "he": ("שם משתמש",),
+    "tl": ("pangalan ng user",),
+}
+
 
 def _check() -> None:
-    """Both tables cover the same languages; every word is non-empty, NFC and listed once per language."""
-    if NUMBER_WORDS.keys() != BUSINESS_NOUNS.keys():
-        raise ValueError("NUMBER_WORDS and BUSINESS_NOUNS must cover the same languages")
-    for table in (NUMBER_WORDS, BUSINESS_NOUNS):
+    """The tables cover the same languages; every word is non-empty, NFC and listed once per language."""
+    if not NUMBER_WORDS.keys() == BUSINESS_NOUNS.keys() == USERNAME_WORDS.keys():
+        raise ValueError("NUMBER_WORDS, BUSINESS_NOUNS and USERNAME_WORDS must cover the same languages")
+    for table in (NUMBER_WORDS, BUSINESS_NOUNS, USERNAME_WORDS):
         for lang, words in table.items():
             if len(set(words)) != len(words) or not all(w and unicodedata.is_normalized("NFC", w) for w in words):
                 raise ValueError(f"{lang}: empty, duplicate or non-NFC entry")

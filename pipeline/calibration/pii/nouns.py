@@ -59,7 +59,8 @@ BUSINESS_ACRONYMS = frozenset("""
 SKU ASIN ISBN ISSN GTIN UPC ORD INV PO RMA HTTP HTTPS API URL USD EUR GBP JPY CNY INR BRL RUB KRW
 CHF CAD AUD PDF CSV XML JSON SQL CPU GPU RAM ROM SSD HDD USB OS IOS UTC GMT EST PST CET AM PM OK
 FAQ CEO CTO VAT GST KB MB GB TB SLA USPS UPS DHL TNT EMS ISO IEC SHA RFC DIN ANSI IEEE NIST ASTM ECMA UTF
-""".split())
+ТТН НДС ПДВ ООО ТОВ ПАО ОАО ЗАО СДЭК ФПД ФП ГОСТ ДСТУ ΦΠΑ
+""".split())  # waybills, VAT, company forms, standards: the business's and the state's, no person's
 SCRIPT_BUSINESS = ("店舗", "คำสั่งซื้อ", "พัสดุ", "השגיאה", "הזמנה",
                     "订单", "快递单", "运单", "物流", "发票", "型号", "版本", "优惠", "折扣", "工单",
                     "注文", "請求", "伝票", "クーポン", "型番", "주문", "송장", "오류", "버전", "쿠폰", "할인", "문의")
@@ -93,7 +94,9 @@ ABBREVIATED |= _NUMBER_DOTTED
 LABEL_BEFORE = LABEL_BEFORE | {word: LABEL_BEFORE.get(word, "").replace(".", "") + "."
                                for word in _NUMBER_DOTTED - LABEL_WORDS}
 SCRIPT_LABELS = tuple(sorted(set(SCRIPT_LABELS) | _NUMBER_INSIDE, key=lambda w: (-len(w), w)))
-SCRIPT_LABEL_RE = re.compile("|".join(re.escape(w) for w in SCRIPT_LABELS))
+# a Latin label acronym written inside a script without spaces ("設備IDは…", "B站UID是…")
+_GLUED_ACRONYM = r"(?<=[\u0e00-\u0eff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?:UID|ID|PIN|No\.)"
+SCRIPT_LABEL_RE = re.compile("|".join(re.escape(w) for w in SCRIPT_LABELS) + "|" + _GLUED_ACRONYM)
 _BUSINESS_WHOLE, _, _BUSINESS_INSIDE = _by_how_found([w for ws in BUSINESS_NOUNS.values() for w in ws])
 BUSINESS |= _BUSINESS_WHOLE
 SCRIPT_BUSINESS = tuple(sorted({w.casefold() for w in SCRIPT_BUSINESS} | _BUSINESS_INSIDE, key=lambda w: (-len(w), w)))
@@ -107,8 +110,18 @@ def business_in(stretch: str) -> bool:
     return _SCRIPT_BUSINESS_RE.search(stretch.casefold()) is not None
 
 
+FILLER_WORDS = frozenset({w.casefold() for w in """
+is are was it's it which es est ist é è är er on to jest lautet die de del da di van for of my our the mi
+mio meu minha mon ma mein meine mijn mój moja della dello delle dei do dos das du des le la les el los
+las il lo gli der den dem het een a an mia mio mie mis tu tua your sua su seu sua à al au
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
+COPULAS = frozenset({w.casefold() for w in """
+is are was ist sind lautet est es era é è är er jest to je là adalah ialah είναι это є هو هي הוא היא คือ
+wynosi zijn
+""".split()})  # compared case-folded (a final "ς" folds to "σ")
 # prepositions between a noun and its number word ("numéro de commande", "Paczka o numerze …")
-LINKS = frozenset("de do da del della di du des of for van der dla для на o z ya la με".split())
+LINKS = frozenset("de do da del della di du des of for van der dla для на o z ya la με with con com cu mit avec met"
+                  .split())
 # possessives written after the noun they own ("Comanda mea nr.", "Oda yangu namba", "παραγγελία μου")
 POSTPOSED_POSSESSIVES = frozenset("mea meu minha mio mia yangu wangu μου saya aku ku".split())
 
@@ -122,18 +135,19 @@ def word_of(token: str) -> str:
 MARK_RE = re.compile(r"(?:[#№:]|n[°º.]|no\.|nr\.)$", re.I)
 
 
-def named_by_business(text: str, start: int, end: int | None = None) -> bool:
+def named_by_business(text: str, start: int, end: int | None = None, *, strict: bool = False) -> bool:
     """Whether a business noun names the value (or the label) at ``start``: one of the two words
     before it in its clause, past number marks, label words and prepositions ("ticket n°
     SAV-40921", "ürün kodu TR-5520", "sản phẩm mã SP-0921", "Paczka InPost o numerze …"), or
     the end of a run of a script written without spaces right before it, read with the label
     that ends at ``end`` ("注文番号", "주문번호", "订单号" where "单号" is the label)."""
     head = clause_before(text, start)
+    skipped = _SKIPPED_STRICT if strict else _SKIPPED
     tokens = [t for t in head.split() if (w := word_of(t)) and not MARK_RE.search(w) and w not in LABEL_WORDS
-              and w not in LINKS and w not in POSTPOSED_POSSESSIVES]
+              and w not in skipped]
     for token in reversed(tokens[-2:]):
-        if is_business_word(token):
-            return True
+        if is_business_word(token) or token.strip(".,:;()") in BUSINESS_ACRONYMS:
+            return True  # "albarán es el ALB/…", "номер ТТН 2045…"
         if not token[:1].isupper():
             break  # the noun itself; past it only when it is a name ("Paczka InPost o numerze")
     if tokens and _UNSPACED_RE.search(tokens[-1]) and not head[-1:].isspace():
@@ -142,6 +156,11 @@ def named_by_business(text: str, start: int, end: int | None = None) -> bool:
     return business_in(" ".join(tokens[-2:]))  # "sản phẩm mã …", "शिकायत संख्या"
 
 
+# between a noun and its value: prepositions, possessives after the noun, articles and copulas
+# ("el albarán es el ALB/0918/26"); `strict`, for a value whose shape already says what it is (a
+# phone, a national id), not the articles and copulas: "the MTCN on my receipt is 482 619 3307"
+_SKIPPED = LINKS | POSTPOSED_POSSESSIVES | FILLER_WORDS | COPULAS
+_SKIPPED_STRICT = LINKS | POSTPOSED_POSSESSIVES
 _BREAK_RE = re.compile(r"[.!?;,。！？\n](?=\s)|[(（]")
 
 

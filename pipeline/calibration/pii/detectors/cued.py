@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pipeline.calibration.pii.detectors.labelled import national
+from pipeline.calibration.pii.lexicon import USERNAME_WORDS
+from pipeline.calibration.pii.detectors.labelled import COPULAS, national
 from pipeline.calibration.pii.prefilter import Scan, Needs, cue_words
 from pipeline.calibration.pii.registry import register
 from pipeline.calibration.pii.spans import Span, strip_trailing
@@ -47,6 +48,8 @@ _HANDLE_CUES = (
     r"user ?name", r"login", r"handle", r"instagram", r"twitter", r"telegram", r"skype",
     r"wechat(?: id)?", r"微信号?", r"line id", r"discord", r"snapchat", r"tiktok",
     r"maiden name", r"mädchenname", r"nom de jeune fille",
+    *sorted({re.escape(w).replace("\\ ", " ") for ws in USERNAME_WORDS.values() for w in ws} - {"username", "login",
+                                                                                              "handle"}),
 )
 _CUE_START = r"(?<![A-Za-zÀ-ÖØ-öø-ÿА-Яа-яЁё])"   # not inside a word (scripts without spaces: anywhere)
 _CUE_END = r"(?![a-zà-öø-ÿа-яё]|-[a-zа-яё]{4})"
@@ -56,7 +59,9 @@ _HANDLE_CUE_RE = re.compile(rf"(?i){_CUE_START}(?:{'|'.join(_HANDLE_CUES)}){_CUE
 _REACH = 32  # characters after the cue in which its value must start
 _VALUE_RE = re.compile(r"(?<![A-Za-z0-9])(?:\d{2,}(?:[ .\-/]\d{2,})+(?:-[\dA-Za-z])?"
                        r"|[A-Za-z0-9][A-Za-z0-9_.\-/]*[A-Za-z0-9])(?![A-Za-z0-9])")
-_HANDLE_FILLER_RE = re.compile(r"(?i)(?:[\s:#=\-–—]|\b(?:is|are|es|est|ist|é|è|on|my|mi|meu|mon)\b|是|は|为)*")
+_HANDLE_FILLER_RE = re.compile(r"(?i)(?:[\s:#=\-–—]|\b(?:" + "|".join(sorted(
+    COPULAS | {"is", "are", "es", "est", "ist", "é", "è", "on", "my", "mi", "meu", "mon"}, key=len, reverse=True))
+    + r")\b|是|は|为|는|은)*")  # "Benutzername lautet …", "username: …"
 _HANDLE_RE = re.compile(r"@?[^\W_][\w.\-]{1,40}[^\W_]")
 def _reach(text: str, start: int) -> int:
     line_end = text.find("\n", start)

@@ -116,7 +116,7 @@ def _national_ids(text: str, digits: int | None = None) -> Iterator[Span]:
         for m in pattern.finditer(text):
             start, end = (m.start(1), m.end(1)) if pattern.groups == 1 else m.span()
             compact = re.sub(r"[\s-]", "", text[start:end]).upper()
-            if valid(compact) and not named_by_business(text, start):  # "追跡番号は 4471-2290-8812"
+            if valid(compact) and not named_by_business(text, start, strict=True):  # "追跡番号は 4471-2290-8812"
                 yield Span(start, end, "NATIONAL_ID", compact)
     for m in _NINO_RE.finditer(text) if digits >= 6 else ():
         if _nino_ok(m.group(1)):

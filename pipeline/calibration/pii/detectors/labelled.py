@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from pipeline.calibration.pii.detectors.phones import NATIONAL_PHONE_SHAPE_RE, STRONG_PHONE_HINT_RE
 from pipeline.calibration.pii.nouns import (
-    ABBREVIATED, BUSINESS_ACRONYMS, BUSINESS_PREFIXES, LABEL_BEFORE, LABEL_ENDINGS, LABEL_INFIXES,
-    LABEL_STEMS, LABEL_WORDS, LINKS, SCRIPT_LABEL_RE, business_in, is_business_word, named_by_business, word_of,
+    ABBREVIATED, BUSINESS_ACRONYMS, BUSINESS_PREFIXES, COPULAS, FILLER_WORDS, LABEL_BEFORE, LABEL_ENDINGS,
+    LABEL_INFIXES, LABEL_STEMS, LABEL_WORDS, LINKS, SCRIPT_LABEL_RE, business_in, is_business_word,
+    named_by_business, word_of,
 )
 from pipeline.calibration.pii.prefilter import Scan, word_affixes
 from pipeline.calibration.pii.registry import register
@@ -30,6 +31,7 @@ from pipeline.calibration.pii.spans import Span, strip_trailing
 
 TOKEN_RE = re.compile(r"[^\W\d_]+|[#№]")
 _KEY_EDGE = ("_", '"')  # "order_id", a JSON key: the name of a field, not a label in prose
+_CYRILLIC_OR_GREEK_RE = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]+")
 _ADJECTIVE_RE = re.compile(r"-[^\W\d_]{4}")  # "SSN-looking", "NINO-like": not labels
 
 
@@ -54,8 +56,8 @@ class _Label:
 def _is_label(word: str, text: str, end: int) -> bool:
     if _ADJECTIVE_RE.match(text, end) or text[end:end + 1].isdigit():
         return False  # "SSN-looking"; "id0", "code2": names, not labels
-    if word.isascii() and word.isupper() and 3 <= len(word) <= 6:
-        return True  # an acronym ("MPAN", "CUPS")
+    if word.isupper() and 3 <= len(word) <= 6 and (word.isascii() or _CYRILLIC_OR_GREEK_RE.fullmatch(word)):
+        return True  # an acronym ("MPAN", "CUPS", "УИН")
     folded = word.casefold()
     if folded in LABEL_BEFORE:
         return text[end:end + 1] in LABEL_BEFORE[folded] and text[end:end + 1] != ""
@@ -89,11 +91,6 @@ _TYPED_KEY_RE = re.compile(r"[A-Z]{2,5}(?:[-/][A-Z0-9]+)*[-/][A-Z0-9]*\d{3,}[A-Z
 _KEY_HEAD_RE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z0-9]{1,6}-)+$")
 _INSIDE_KEY_RE = re.compile(r"(?:/|\d-)$")
 BUILTIN_KEYS = frozenset("ORD INV SKU PO RMA TKT SUP CASE REQ INC CHG TASK BUG PR".split())
-FILLER_WORDS = frozenset({w.casefold() for w in """
-is are was it's it which es est ist é è är er on to jest lautet die de del da di van for of my our the mi
-mio meu minha mon ma mein meine mijn mój moja della dello delle dei do dos das du des le la les el los
-las il lo gli der den dem het een a an mia mio mie mis tu tua your sua su seu sua à al au
-""".split()})  # compared case-folded (a final "ς" folds to "σ")
 _FILLER_RE = re.compile(r"(?:[\s:=,–—-]|\b(?:is|are|was|it's|it is|which is|es|est|ist|é|è|är|er|on|to|jest|"
                         r"lautet|die|de|del|da|di|van|for|of|my|our|the|mi|mio|meu|minha|mon|ma|mein|meine|"
                         r"mijn|mój|moja)\b)*")
@@ -101,10 +98,6 @@ _MAX_WORDS_BETWEEN = 3
 # "<label> … is <value>": a copula after the label carries its reach to the value past a longer
 # phrase ("Numer mojego konta u operatora komórkowego to …", "Mã số sinh viên của em là …"), when
 # no business noun is among the words in between
-COPULAS = frozenset({w.casefold() for w in """
-is are was ist sind lautet est es era é è är er jest to je là adalah ialah είναι это є هو هي הוא היא คือ
-wynosi zijn
-""".split()})  # compared case-folded (a final "ς" folds to "σ")
 _MAX_WORDS_TO_COPULA = 7
 REACH_TO_COPULA = 96
 DATE_RE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$|\d{1,2}:\d{2}")
@@ -214,9 +207,10 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
                 folded = value.casefold()
                 copula = copula or folded in COPULAS
                 between.append(value)
-                if is_business_word(value) or business_in(" ".join(between[-2:])):
+                if len(between) <= 2 and (is_business_word(value) or business_in(" ".join(between))):
                     if not copula:
-                        break  # "mã sản phẩm SP-2210", "номер заказа …": the label is the business's
+                        break  # "mã sản phẩm SP-2210", "номер заказа …": right after it, the noun the label
+                        # belongs to (not "MTCN on my receipt is …", whose noun is further on)
                     business = True
                 words += folded not in FILLER_WORDS
                 continue
@@ -235,7 +229,7 @@ def _labelled(text: str, business_keys: frozenset[str] = frozenset()) -> Iterato
             break
 
 
-_ACRONYM_RE = re.compile(r"(?<![^\W\d_])[A-Z]{3,6}(?![^\W\d_])")
+_ACRONYM_RE = re.compile(r"(?<![^\W\d_])[A-ZА-ЯЁΑ-Ω]{3,6}(?![^\W\d_])")
 _MARKS = ("#", "№", "n°", "nº", "no.", "no:")
 _LABEL_AFFIXES = word_affixes(LABEL_STEMS, LABEL_ENDINGS, LABEL_INFIXES)
 

@@ -140,7 +140,7 @@ def _phones(text: str, regions: tuple[str, ...]) -> Iterator[Span]:
                 continue  # "0.81 0.77 0.93": a list of decimals, whatever German numbering allows
             if raw.isdigit() and _PHONE_ID_CONTEXT_RE.search(text, max(0, start - 16), start):
                 continue
-            if not _strongly_formatted(raw) and named_by_business(text, start):
+            if not _strongly_formatted(raw) and named_by_business(text, start, strict=True):
                 continue  # "ma commande 2024-118734", "bestelnummer 1029384756": the business's key
             yield Span(start, end, "PHONE", e164)
 
