@@ -259,23 +259,18 @@ def numbers(obj: Any, prefix: str) -> dict[str, float]:
 def variant_params(params: StageView, record: VariantRecord) -> dict[str, str]:
     """What the variant is: scheme, bits, group size, backend, engine, recipe (flattened)."""
     v = params.variants[record.name]
-    m = record.manifest
-    if m is None:  # not made yet: what params say it will be
-        out: dict[str, Any] = {"variant": record.name, "scheme": v.scheme, "backend": v.backend,
-                               "format": v.format, "engine": params.engine_for(record.name),
-                               "recipe.path": str(v.recipe) if v.recipe else None,
-                               "calibration": v.calibration, "base_model": params.model.name}
-        return {k: _param_value(val) for k, val in out.items() if val is not None}
-    recipe, calibration = m.recipe, m.calibration
-    out = {
-        "variant": record.name, "scheme": m.scheme, "bits": m.bits, "group_size": m.group_size,
-        "backend": m.backend, "format": m.format, "engine": params.engine_for(record.name),
+    m = record.manifest  # None: not made yet, what params say it will be
+    recipe, calibration = (m.recipe, m.calibration) if m else (None, None)
+    out: dict[str, Any] = {
+        "variant": record.name, "scheme": m.scheme if m else v.scheme, "bits": m and m.bits,
+        "group_size": m and m.group_size, "backend": m.backend if m else v.backend,
+        "format": m.format if m else v.format, "engine": params.engine_for(record.name),
         "recipe.path": recipe.path if recipe else (str(v.recipe) if v.recipe else None),
-        "recipe.sha256": recipe.sha256 if recipe else None,
+        "recipe.sha256": recipe and recipe.sha256,
         "calibration": calibration.name if calibration and calibration.name is not None else v.calibration,
-        "calibration.samples": calibration.samples if calibration else None,
-        "base_model": m.base_model.name,
-        "quantize.device": getattr(m.quantization, "device", None),
+        "calibration.samples": calibration and calibration.samples,
+        "base_model": m.base_model.name if m else params.model.name,
+        "quantize.device": getattr(m and m.quantization, "device", None),
     }
     out.update({f"recipe.{k}": val for k, val in flatten((recipe.resolved if recipe else None) or {}).items()})
     return {k: _param_value(val) for k, val in out.items() if val is not None}
@@ -335,8 +330,7 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
         out |= numbers({"accuracy": m.accuracy, "n": m.n, "size_bytes": m.size_bytes}, "")
         for name, s in (m.slices or {}).items():
             out |= numbers({"accuracy": s.accuracy, "n": s.n}, metric_name("slice", name))
-        parts = {"detectors": m.detectors, "speed": m.speed, "memory": m.memory,
-                 "sequential": m.sequential}  # sequential: items, saving, level
+        parts = {"detectors": m.detectors, "speed": m.speed, "memory": m.memory, "sequential": m.sequential}
         for key, part in parts.items():
             out |= numbers(part.as_json() if part else {}, key)
         out |= numbers(m.lm_eval or {}, "lm_eval")  # the harness's own keys
