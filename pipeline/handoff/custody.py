@@ -92,28 +92,28 @@ def verify_bundle(bundle: Path) -> list[Mismatch]:
         return [Mismatch(MANIFEST, "no chain of custody (a bundle from an older version): "
                                    "rebuild it with `dvc repro handoff`")]
     try:
-        m = BundleIndex.load(bundle / MANIFEST).dump()
+        m = BundleIndex.load(bundle / MANIFEST)
     except ContractError as err:
         return [Mismatch(MANIFEST, f"{err.problem} — fix: {err.fix}")]
-    chain = m["chain"]
+    chain = m.chain
     try:
         model = require_verified(bundle / "model")
     except VerificationError as err:
         return [Mismatch(f"model/{p.path}", p.problem) for p in err.mismatches]
-    art = chain.get("artifact_sha256")
-    if model.content_sha256 != art or m.get("artifact_sha256") != art:
+    art = chain.artifact_sha256
+    if model.content_sha256 != art or m.artifact_sha256 != art:
         out.append(Mismatch("model", f"content SHA256 {str(model.content_sha256)[:16]}… is not the "
                                      f"chain's artifact {str(art)[:16]}…"))
     metrics = bundle / METRICS
-    if not metrics.is_file() or file_sha256(metrics) != chain["evaluation"].get("metrics_sha256"):
+    if not metrics.is_file() or file_sha256(metrics) != chain.evaluation.metrics_sha256:
         out.append(Mismatch(METRICS, "not the evaluation results the comparison read"))
     elif Metrics.load(metrics).artifact_sha256 != art:
         out.append(Mismatch(METRICS, "records another artifact than the bundle's model"))
-    evaluation = BundleEvaluation.load(bundle / EVALUATION).dump() if (bundle / EVALUATION).is_file() else {}
-    entry = evaluation.get("comparison") or {}
+    evaluation = BundleEvaluation.load(bundle / EVALUATION) if (bundle / EVALUATION).is_file() else None
+    entry = evaluation.comparison if evaluation else {}  # the comparison's entry, as compare wrote it
     if (entry.get("custody") or {}).get("artifact_sha256") != art:
         out.append(Mismatch(EVALUATION, "its comparison entry paired another artifact"))
-    if entry.get("gate") != m.get("gate"):
+    if entry.get("gate") != m.gate:
         out.append(Mismatch(EVALUATION, "its gate verdict is not the bundle's"))
     return out
 

@@ -104,10 +104,10 @@ def _stale(bundle_dir: Path, entry: dict, chain: dict) -> bool:
     if not path.is_file():
         return True
     try:
-        made = BundleIndex.load(path).dump()
+        made = BundleIndex.load(path)
     except ContractError:
         return True  # a bundle of an older version (or none): made again
-    return made.get("gate") != entry.get("gate") or made.get("chain") != chain
+    return made.gate != entry.get("gate") or made.chain.as_json() != chain
 
 
 def approve(params: StageView, layout: Layout, variant: str, *, by: str, note: str | None = None,
@@ -144,7 +144,7 @@ def approve(params: StageView, layout: Layout, variant: str, *, by: str, note: s
     problems = custody.verify_bundle(dest / variant)  # what is registered is exactly what verifies
     if problems:
         raise ApprovalError(f"{dest / variant} does not verify: " + "; ".join(map(str, problems)))
-    manifest = BundleIndex.load(dest / variant / MANIFEST).dump()
+    manifest = BundleIndex.load(dest / variant / MANIFEST)
     tags = {"qpipe.approved_by": by, "qpipe.note": note or "", "qpipe.gate_profile": gate["profile"],
             "qpipe.gate_passed": str(gate["passed"]).lower(),
             "qpipe.gate_verdict": gate.get("verdict", "pass" if gate["passed"] else "fail"),
@@ -153,12 +153,12 @@ def approve(params: StageView, layout: Layout, variant: str, *, by: str, note: s
             "qpipe.override": str(bool(override and (not gate["passed"] or broken))).lower(),
             "qpipe.custody_overridden": "; ".join(broken)[:5000],
             "qpipe.override_reason": reason or "",
-            "qpipe.bundle_sha256": manifest["content_sha256"],
-            "qpipe.artifact_sha256": manifest["artifact_sha256"],
+            "qpipe.bundle_sha256": manifest.content_sha256,
+            "qpipe.artifact_sha256": manifest.artifact_sha256,
             "qpipe.manifest_sha256": hashlib.sha256(
                 (dest / variant / "model" / MANIFEST).read_bytes()).hexdigest(),
-            "qpipe.calibration_sha256": manifest.get("calibration_sha256") or "",
-            "qpipe.evalset_sha256": manifest["evalset_sha256"]}
+            "qpipe.calibration_sha256": manifest.calibration_sha256 or "",
+            "qpipe.evalset_sha256": manifest.evalset_sha256}
     from pipeline import tracking
     from pipeline.tracking.log import PARAMS as TRACK
 
@@ -175,7 +175,7 @@ def approve(params: StageView, layout: Layout, variant: str, *, by: str, note: s
               "override": bool(override and (not gate["passed"] or broken)), "reason": reason,
               "custody": chain, "custody_overridden": broken,
               "gate": gate, "bundle": f"{dest.name}/{variant}",
-              "bundle_sha256": manifest["content_sha256"], "registry": registered}
+              "bundle_sha256": manifest.content_sha256, "registry": registered}
     approvals = layout.approvals
     approvals.mkdir(exist_ok=True)
     write_json(approvals / f"{variant}.json", record)
