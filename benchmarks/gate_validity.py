@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.config import GatesConfig, load_params  # noqa: E402
 from pipeline.compare.deltas import compare_variant  # noqa: E402
+from pipeline.contracts.eval_metrics import Detectors, EngineInfo, Metrics, Speed  # noqa: E402
 from pipeline.compare.plan import plan  # noqa: E402
 from pipeline.compare.gates import PROFILES, evaluate_gates  # noqa: E402
 from pipeline.compare.limits import derive  # noqa: E402
@@ -99,12 +100,12 @@ def plantable(records: list[dict], sc: dict) -> bool:
     return acc >= sc.get("extra_loss", 0.0)
 
 
-def fake_metrics(name: str, records: list[dict]) -> dict:
-    return {"variant": name, "served": True, "engine": {"name": "sim", "version": "0"},
-            "size_bytes": 1, "detectors": {},
-            "speed": {"serving_engine": True, "output_tokens_per_second": 1.0, "ttft_p50": None,
-                      "ttft_p99": None, "tpot_p50": None, "tpot_p99": None, "latency_p50": None,
-                      "latency_p99": None}}
+def fake_metrics(name: str, records: list[dict]) -> Metrics:
+    """What the pairing reads of a simulated variant's metrics (no accuracy of its own to record)."""
+    speed = Speed(serving_engine=True, output_tokens_per_second=1.0, **dict.fromkeys(
+        ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "latency_p50", "latency_p99")))
+    return Metrics.model_construct(variant=name, served=True, engine=EngineInfo(name="sim", version="0"),
+                                   size_bytes=1, detectors=Detectors(), speed=speed)
 
 
 def judge(records, scores, params, gate_cfgs, limits=None) -> dict[str, dict]:

@@ -36,35 +36,35 @@ class CompareError(QpipeError, ValueError):
     pass
 
 
-def load_results(results: Path, name: str) -> tuple[dict, list[dict]]:
+def load_results(results: Path, name: str) -> tuple[Metrics, list[dict]]:
     d = results / name
     if not (d / METRICS).is_file():
         raise CompareError(f"{d}: no metrics.json — variant {name!r} was not evaluated (or its "
                            f"evaluation failed) — fix: `dvc repro evaluate@{name}`")
-    metrics = Metrics.load(d / METRICS).dump()  # an old or foreign file: ContractError
+    metrics = Metrics.load(d / METRICS)  # an old or foreign file: ContractError
     records = [r.model_dump(exclude_unset=True)  # the contract checked, the consumers still on dicts
                for r in read_lines(SampleRecord, d / SAMPLES, writer=f"`dvc repro evaluate@{d.name}`")]
     return metrics, records
 
 
-def check_pairable(base: dict, others: dict[str, dict]) -> None:
+def check_pairable(base: Metrics, others: dict[str, Metrics]) -> None:
     problems = []
     for name, m in others.items():
-        if not m.get("served", True):
+        if not m.served:
             continue
         for key, what in (("evalset_sha256", "evaluation set"),
                           ("harness_version", "evaluation harness")):
-            if m.get(key) != base.get(key):
-                problems.append(f"{name}: {what} {m.get(key)} != baseline's {base.get(key)}")
-        mp, bp = m.get("protocol") or {}, base.get("protocol") or {}
+            if getattr(m, key) != getattr(base, key):
+                problems.append(f"{name}: {what} {getattr(m, key)} != baseline's {getattr(base, key)}")
+        mp, bp = protocol_of(m), protocol_of(base)
         for key, what in (("prompts_sha256", "prompt token ids (tokenizer, chat template)"),
                           ("max_tokens", "max tokens"), ("decoding", "decoding")):
             if mp.get(key) != bp.get(key):
                 problems.append(f"{name}: {what} {mp.get(key)} != baseline's {bp.get(key)}")
     versions: dict[str, set] = {}
     for m in [base, *others.values()]:
-        if m.get("served", True):
-            versions.setdefault(m["engine"]["name"], set()).add(m["engine"]["version"])
+        if m.served:
+            versions.setdefault(m.engine.name, set()).add(m.engine.version)
     for engine, seen in versions.items():
         if len(seen) > 1:
             problems.append(f"engine {engine} ran at versions {sorted(map(str, seen))}")
@@ -170,43 +170,49 @@ def output_length(base: list[dict], other: list[dict], *, alpha: float, seed: in
     return {"band": list(LENGTH_BAND), "overall": ratio(pairs), "slices": per}
 
 
-def compare_variant(base_m: dict, base_r: list[dict], m: dict, r: list[dict], cfg, *,
+def protocol_of(m: Metrics) -> dict[str, Any]:
+    """What a pairing needs equal (prompts, decoding, max tokens), as the file holds it; {} when absent."""
+    return m.protocol.as_json() if m.protocol else {}
+
+
+def compare_variant(base_m: Metrics, base_r: list[dict], m: Metrics, r: list[dict], cfg, *,
                     reference: str | None = None, with_power: bool = True) -> dict:
     """One variant against its reference, sample by sample. with_power=False leaves out each
     slice's smallest detectable drop (exact power sums: the slow part), for simulations."""
     ids = [x["id"] for x in base_r]
     missing = sorted(set(ids) - {x["id"] for x in r})
     if missing:
-        raise CompareError(f"variant {m['variant']}: {len(missing)} baseline samples have no "
+        raise CompareError(f"variant {m.variant}: {len(missing)} baseline samples have no "
                            f"record (first: {missing[:3]}) — re-run its evaluation")
     slices = slice_table(base_r, r, cfg, with_power=with_power)
     drops = sorted((k for k, s in slices.items() if s["significant_drop"]),
                    key=lambda k: slices[k]["delta"])
-    speed = {"serving_engine": m["speed"]["serving_engine"], **{
-        k: m["speed"][k] for k in ("output_tokens_per_second", "ttft_p50", "ttft_p99",
-                                   "tpot_p50", "tpot_p99", "latency_p50", "latency_p99")}}
-    if m["speed"]["serving_engine"] and base_m["speed"]["serving_engine"]:
+    sp = m.speed
+    speed = {"serving_engine": sp.serving_engine, **{
+        k: getattr(sp, k) for k in ("output_tokens_per_second", "ttft_p50", "ttft_p99",
+                                    "tpot_p50", "tpot_p99", "latency_p50", "latency_p99")}}
+    if sp.serving_engine and base_m.speed.serving_engine:
         speed["latency_vs_baseline"] = latency_test([x["latency"] for x in base_r],
                                                     [x["latency"] for x in r])
     else:
         speed["note"] = "not comparable: " + (
-            (m["speed"].get("note") if not m["speed"]["serving_engine"] else None)
+            (sp.note if not sp.serving_engine else None)
             or "a reference engine measures itself, not serving speed")
     accuracy = _paired(base_r, r, ids, cfg, with_power=with_power)
-    return {"variant": m["variant"], "served": True, "engine": m["engine"],
-            "reference": reference or base_m["variant"],
-            "size_bytes": m.get("size_bytes"),
-            "compression": round(base_m["size_bytes"] / m["size_bytes"], 3)
-            if m.get("size_bytes") and base_m.get("size_bytes") else None,
+    return {"variant": m.variant, "served": True, "engine": m.engine.as_json(),
+            "reference": reference or base_m.variant,
+            "size_bytes": m.size_bytes,
+            "compression": round(base_m.size_bytes / m.size_bytes, 3)
+            if m.size_bytes and base_m.size_bytes else None,
             "accuracy": accuracy, "slices": slices, "flips": flips(accuracy, slices),
             "output_length": output_length(base_r, r, alpha=cfg.alpha, seed=cfg.seed),
             "significant_drops": drops,
             "underpowered_slices": sorted(k for k, s in slices.items() if s["underpowered"]),
             "json": json_validity(base_r, r, cfg.alpha),
             "disagreement": disagreement(base_r, r),
-            "detectors": {"variant": m["detectors"], "baseline": base_m["detectors"],
+            "detectors": {"variant": m.detectors.as_json(), "baseline": base_m.detectors.as_json(),
                           "consistency": detectors.consistency(base_r, r)},
-            "speed": speed, "memory": m.get("memory")}
+            "speed": speed, "memory": m.memory.as_json() if m.memory else None}
 
 
 def _divergence(divergence_dir: Path, name: str) -> dict[str, Any] | None:
@@ -256,7 +262,7 @@ def noise_floors(params: StageView, results: Path, loaded: dict, refs: dict[str,
         if rerun not in loaded and (results / rerun / METRICS).is_file():
             loaded = {**loaded, rerun: load_results(results, rerun)}  # not among --variant
             check_pairable(loaded[refs.get(rerun, params.baseline)][0], {rerun: loaded[rerun][0]})
-        if rerun not in loaded or not loaded[rerun][0].get("served", True):
+        if rerun not in loaded or not loaded[rerun][0].served:
             out[engine] = {"variant": rerun, "measured": False,
                            "why": f"{rerun} was not evaluated" if rerun not in loaded
                            else f"{rerun} is not served here"}
@@ -286,14 +292,14 @@ def at_looks(cfg, looks: list[int], total: int):
     return at, level
 
 
-def sequential_design(name: str, m: dict, r: list[dict], ref: str, ref_r: list[dict],
+def sequential_design(name: str, m: Metrics, r: list[dict], ref: str, ref_r: list[dict],
                       cfg) -> tuple[dict | None, list[dict]]:
     """A sequential evaluation's design, checked against what it is paired with, with the level
     its intervals are read at (the repeated level of the looks it took), and the reference's
     records for the items it was served; (None, every record) for a full evaluation."""
-    seq = m.get("sequential")
-    if not seq:
+    if not m.sequential:
         return None, ref_r
+    seq = m.sequential.as_json()
     problems = []
     if seq["reference"] != ref:
         problems.append(f"it stopped against {seq['reference']}'s records but is judged against {ref}'s "
@@ -308,14 +314,14 @@ def sequential_design(name: str, m: dict, r: list[dict], ref: str, ref_r: list[d
     return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"])[1]}, served_part(ref_r, r)
 
 
-def custody_record(results: Path, name: str, m: dict, ref_m: dict) -> dict[str, Any]:
+def custody_record(results: Path, name: str, m: Metrics, ref_m: Metrics) -> dict[str, Any]:
     """The hashes a later step checks before it approves or ships `name`: its artifact as
     evaluated, its reference's, and the result files the comparison read."""
     from pipeline.io import file_sha256
 
     d = results / name
-    return {"artifact_sha256": m.get("artifact_sha256"),
-            "reference_artifact_sha256": ref_m.get("artifact_sha256"),
+    return {"artifact_sha256": m.artifact_sha256,
+            "reference_artifact_sha256": ref_m.artifact_sha256,
             "metrics_sha256": file_sha256(d / METRICS),
             "samples_sha256": file_sha256(d / SAMPLES)}
 
@@ -329,31 +335,32 @@ def run(params: StageView, layout, *, baseline: str | None = None,
     baseline = baseline or params.baseline
     names = [n for n in (variants or params.variants) if n != baseline]
     base_m, base_r = load_results(results, baseline)
-    if not base_m.get("served", True):
-        raise CompareError(f"the baseline {baseline!r} is not served ({base_m.get('reason')}); "
+    if not base_m.served:
+        raise CompareError(f"the baseline {baseline!r} is not served ({base_m.reason}); "
                            "every comparison needs a freshly evaluated baseline")
     loaded = {n: load_results(results, n) for n in names}
     check_pairable(base_m, {n: m for n, (m, _) in loaded.items()})
-    served_by = {n: m["engine"]["name"] for n, (m, _) in loaded.items() if m.get("served", True)}
-    refs = references(params, baseline, names, {**served_by, baseline: base_m["engine"]["name"]})
+    served_by = {n: m.engine.name for n, (m, _) in loaded.items() if m.served}
+    refs = references(params, baseline, names, {**served_by, baseline: base_m.engine.name})
     for name, ref in sorted(set(refs.items())):
-        if ref != baseline and (ref not in loaded or not loaded[ref][0].get("served", True)):
+        if ref != baseline and (ref not in loaded or not loaded[ref][0].served):
             raise CompareError(f"{name} is to be judged against its engine's baseline {ref!r} "
                                f"(compare.engine_baselines), which was not evaluated — fix: "
                                f"`dvc repro evaluate@{ref}`, or remove it from compare.engine_baselines")
     out = {"schema": SCHEMA, "baseline": baseline, "configured_baseline": params.baseline,
-           "baseline_artifact_sha256": base_m.get("artifact_sha256"),
-           "evalset_sha256": base_m["evalset_sha256"],
-           "harness_version": base_m["harness_version"], "alpha": cfg.alpha,
+           "baseline_artifact_sha256": base_m.artifact_sha256,
+           "evalset_sha256": base_m.evalset_sha256,
+           "harness_version": base_m.harness_version, "alpha": cfg.alpha,
            "min_effect": cfg.min_effect, "interval": "tango score interval (paired proportions)",
-           "baseline_metrics": {k: base_m[k] for k in ("accuracy", "n", "engine", "size_bytes")},
+           "baseline_metrics": {"accuracy": base_m.accuracy, "n": base_m.n, "engine": base_m.engine.as_json(),
+                                "size_bytes": base_m.size_bytes},
            "references": {n: refs[n] for n in served_by},
            "engine_baselines": dict(cfg.engine_baselines),
            "variants": {}}
     all_loaded = {baseline: (base_m, base_r), **loaded}
     for name, (m, r) in loaded.items():
-        if not m.get("served", True):
-            out["variants"][name] = {"variant": name, "served": False, "reason": m.get("reason")}
+        if not m.served:
+            out["variants"][name] = {"variant": name, "served": False, "reason": m.reason}
             continue
         ref_m, ref_r = all_loaded[refs[name]]
         seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.evaluate import detectors
 from pipeline.compare.deltas import check_pairable, load_results, slice_table
+from pipeline.contracts.eval_metrics import EngineInfo
 from pipeline.evaluate.stage import evaluate
 from pipeline.stats.paired import paired_accuracy
 from pipeline.errors import QpipeError
@@ -48,13 +49,13 @@ def run(params: StageView, layout, variant: str, engines: str | list[str], *,
             evaluate(params, layout, variant, out / engine, engine=engine)
         ma, ra = load_results(out, a)
         mb, rb = load_results(out, b)
-        check_pairable({**ma, "engine": {"name": "-", "version": "-"}},
-                       {b: {**mb, "engine": {"name": "+", "version": "+"}}})
+        check_pairable(ma.model_copy(update={"engine": EngineInfo(name="-", version="-")}),
+                       {b: mb.model_copy(update={"engine": EngineInfo(name="+", version="+")})})
         cfg = params.compare
         ids = [r["id"] for r in ra]
         sb = {r["id"]: r["score"] for r in rb}
-        report = {"variant": variant, "engines": {a: ma["engine"], b: mb["engine"]},
-                  "accuracy": {a: ma["accuracy"], b: mb["accuracy"]},
+        report = {"variant": variant, "engines": {a: ma.engine.as_json(), b: mb.engine.as_json()},
+                  "accuracy": {a: ma.accuracy, b: mb.accuracy},
                   "paired": paired_accuracy([r["score"] for r in ra], [sb[i] for i in ids],
                                             alpha=cfg.alpha, n_boot=cfg.bootstrap,
                                             min_effect=cfg.min_effect, power=cfg.power,
@@ -62,7 +63,7 @@ def run(params: StageView, layout, variant: str, engines: str | list[str], *,
                   "consistency": detectors.consistency(ra, rb),
                   "slices": slice_table(ra, rb, cfg)}
         report["verdict"] = engine_diff_verdict(
-            profile, report["consistency"], {a: ma["speed"], b: mb["speed"]})
+            profile, report["consistency"], {a: ma.speed.as_json(), b: mb.speed.as_json()})
         write_json(out / "diff.json", report)
     report["out"] = str(parent / name / "diff.json")
     return json.loads(json.dumps(report))

@@ -54,9 +54,9 @@ def calibration_effect(params: StageView, layout: Layout) -> tuple[list[dict[str
         except CompareError as err:
             skipped.append({"pair": f"{a} / {b}", "reason": str(err).split(" — ")[0]})
             continue
-        if not (ma.get("served", True) and mb.get("served", True)):
+        if not (ma.served and mb.served):
             skipped.append({"pair": f"{a} / {b}", "reason": "not served here: "
-                            + str((ma if not ma.get("served", True) else mb).get("reason"))})
+                            + str((ma if not ma.served else mb).reason)})
             continue
         # Oriented as (other − business) when one of them is calibrated on business data.
         first, second = (a, b) if params.variants[a].calibration == "business" else (b, a)

@@ -25,12 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.compare.deltas import CompareError, at_looks, compare_variant, load_results, served_part
+from pipeline.compare.deltas import (
+    CompareError, at_looks, compare_variant, load_results, protocol_of, served_part,
+)
 from pipeline.compare.gates import evaluate_gates
+from pipeline.contracts.eval_metrics import Detectors, EngineInfo, Metrics, Speed
 from pipeline.stage_params import StageView
 
 
-def gate_at_look(ref_m: dict, ref_r: list[dict], m: dict, r: list[dict], compare_cfg, gates_cfg, *,
+def gate_at_look(ref_m: Metrics, ref_r: list[dict], m: Metrics, r: list[dict], compare_cfg, gates_cfg, *,
                  looks: list[int], total: int, bench: dict | None = None, limits: dict | None = None,
                  judge_gain: bool = True, power: float | None = 0.8,
                  with_power: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -69,7 +72,7 @@ class StopRule:
     :func:`stop_rule`; the evaluate stage calls :meth:`check` before it serves and the rule after
     each look."""
 
-    def __init__(self, reference: str, ref_m: dict, ref_r: list[dict], compare_cfg, gates_cfg,
+    def __init__(self, reference: str, ref_m: Metrics, ref_r: list[dict], compare_cfg, gates_cfg,
                  name: str) -> None:
         self.reference, self.name = reference, name
         self._ref_m, self._ref_r = ref_m, ref_r
@@ -78,16 +81,16 @@ class StopRule:
     def check(self, evalset_sha256: str, harness_version: str, protocol: dict) -> None:
         """Refuse to stop against records made another way than this evaluation's."""
         m, problems = self._ref_m, []
-        if not m.get("served", True):
-            problems.append(f"it is not served here ({m.get('reason')})")
-        for got, want, what in ((m.get("evalset_sha256"), evalset_sha256, "evaluation set"),
-                                (m.get("harness_version"), harness_version, "evaluation harness")):
+        if not m.served:
+            problems.append(f"it is not served here ({m.reason})")
+        for got, want, what in ((m.evalset_sha256, evalset_sha256, "evaluation set"),
+                                (m.harness_version, harness_version, "evaluation harness")):
             if got != want:
                 problems.append(f"its {what} is {got}, this evaluation's {want}")
         for key in ("prompts_sha256", "max_tokens", "decoding"):
-            if (m.get("protocol") or {}).get(key) != protocol.get(key):
+            if protocol_of(m).get(key) != protocol.get(key):
                 problems.append(f"its {key} differs from this evaluation's")
-        if m.get("sequential"):
+        if m.sequential:
             problems.append("it stopped early itself: a reference serves every item")
         if problems:
             raise CompareError(f"{self.name} cannot stop against {self.reference}'s records: "
@@ -102,13 +105,14 @@ class StopRule:
                 "unsettled": [c["criterion"] for c in gate["inconclusive"]]}
 
 
-def _metrics_stub(name: str) -> dict[str, Any]:
+def _metrics_stub(name: str) -> Metrics:
     """What compare_variant reads of a variant's metrics that a look cannot know yet: its speed
-    and size are bench's and the manifest's, not the gate's quality criteria."""
-    return {"variant": name, "served": True, "engine": {"name": "?"}, "size_bytes": None, "detectors": {},
-            "speed": {"serving_engine": False, "note": "not measured at a look",
-                      **dict.fromkeys(("output_tokens_per_second", "ttft_p50", "ttft_p99", "tpot_p50",
-                                       "tpot_p99", "latency_p50", "latency_p99"))}}
+    and size are bench's and the manifest's, not the gate's quality criteria. Built without
+    validation: a look has no accuracy or evaluation-set hash of its own to record."""
+    speed = Speed(serving_engine=False, note="not measured at a look", **dict.fromkeys(
+        ("output_tokens_per_second", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "latency_p50", "latency_p99")))
+    return Metrics.model_construct(variant=name, served=True, engine=EngineInfo(name="?"), size_bytes=None,
+                                   detectors=Detectors(), speed=speed)
 
 
 def stop_rule(params: StageView, layout, name: str) -> StopRule | None:

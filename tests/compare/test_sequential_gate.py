@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from pipeline.compare.deltas import compare_variant
+from pipeline.contracts.eval_metrics import Detectors, EngineInfo, Metrics, Speed
 from pipeline.compare.gates import evaluate_gates
 from pipeline.compare.stopping import gate_at_look, settled
 from pipeline.config import CompareConfig, GatesConfig
@@ -19,9 +20,10 @@ MARGIN = 0.03  # general_saas overall
 
 
 def metrics(name):
-    return {"variant": name, "served": True, "engine": {"name": "sim", "version": "0"}, "size_bytes": 1,
-            "detectors": {}, "speed": {"serving_engine": True, "output_tokens_per_second": 1.0, **dict.fromkeys(
-                ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "latency_p50", "latency_p99"))}}
+    speed = Speed(serving_engine=True, output_tokens_per_second=1.0, **dict.fromkeys(
+        ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "latency_p50", "latency_p99")))
+    return Metrics.model_construct(variant=name, served=True, engine=EngineInfo(name="sim", version="0"),
+                                   size_bytes=1, detectors=Detectors(), speed=speed)
 
 
 def records(n, rng, accuracy=0.7):

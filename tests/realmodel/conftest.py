@@ -6,7 +6,6 @@ engine's own reference, Q8_0 and Q2_K quantized from it).
 Skipped, saying how to get it, where the model or llama.cpp's tools are not on the machine.
 """
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -17,6 +16,7 @@ import yaml
 
 from pipeline.calibration import build, empty, split
 from pipeline.config import Params
+from pipeline.contracts import Metrics
 from pipeline.evaluate import stage as evaluate
 from pipeline.quantize import stage as quantize
 from conftest import stage_args
@@ -88,11 +88,11 @@ def real_project(tmp_path_factory) -> SimpleNamespace:
     empty.run(*stage_args(params, root, empty.PARAMS))
     done: dict[str, dict] = {}
 
-    def evaluated(variant: str) -> dict:
+    def evaluated(variant: str) -> Metrics:
         if variant not in done:
             quantize.run(*stage_args(params, root, quantize.PARAMS, variant), variant)
             evaluate.run(*stage_args(params, root, evaluate.PARAMS, variant), variant)
-            done[variant] = json.loads((root / "results" / variant / "metrics.json").read_text())
+            done[variant] = Metrics.load(root / "results" / variant / "metrics.json")
         return done[variant]
 
     return SimpleNamespace(root=root, data=data, params=params, evaluated=evaluated)
