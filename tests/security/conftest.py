@@ -11,6 +11,7 @@ import pytest
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.config import Params
 from pipeline.compare.deltas import custody_record
+from pipeline.contracts import Metrics
 from pipeline.io import file_sha256, write_json
 from demo.matrix import full_params
 
@@ -55,7 +56,7 @@ def compare(root: Path, names: list[str], *, baseline: str = "baseline") -> dict
         m = json.loads((root / "results" / name / "metrics.json").read_text())
         variants[name] = {
             "variant": name, "served": True, "reference": baseline, "gate": gate(),
-            "custody": custody_record(root / "results", name, m, base),
+            "custody": custody_record(root / "results", name, Metrics.model_validate(m), Metrics.model_validate(base)),
             "accuracy": {"variant": 0.9, "base": 0.9, "delta": 0.0, "ci_low": -0.01,
                          "ci_high": 0.01, "p_value": 1.0, "n": 1},
             "significant_drops": [], "engine": m["engine"],
