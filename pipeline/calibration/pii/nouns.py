@@ -26,7 +26,6 @@ ABBREVIATED = frozenset({"nr", "núm", "num", "nro", "nrs", "č", "čís", "sz",
 SCRIPT_LABELS = (r"מספר", r"קוד", r"নম্বর", r"নং", r"หมายเลข", r"รหัส", r"เลขที่", r"号码", r"编号", r"密码",
                   r"账号", r"号", r"码", r"番号", r"コード", r"パスワード", r"暗証番号", r"번호", r"코드",
                   r"비밀번호", r"رقم", r"كود", r"رمز", r"नंबर", r"संख्या", r"कोड", r"आईडी")
-SCRIPT_LABEL_RE = re.compile("|".join(SCRIPT_LABELS))
 # business nouns: a label they qualify introduces a business key, not a personal value
 BUSINESS = frozenset({w.casefold() for w in """
 order orders invoice invoices tracking track trace shipment shipping delivery parcel package sku product
