@@ -24,10 +24,10 @@ from gate_validity import fake_metrics, margin_passed, scenario_row, scope_accur
 from pipeline.compare.deltas import compare_variant
 from pipeline.compare.gates import PROFILES, evaluate_gates
 from pipeline.compare.limits import derive
-from pipeline.compare.stopping import gate_at_look, settled
+from pipeline.compare.stopping import decide, gate_at_look
 from pipeline.config import GatesConfig, load_params
 from pipeline.layout import Layout
-from pipeline.stats.sequential import look_sizes
+from pipeline.stats.sequential import Spending, look_sizes
 
 ROOT = Path(__file__).resolve().parents[1]
 VERDICTS = ("pass", "fail", "inconclusive")
@@ -55,7 +55,8 @@ def _variant(records: list[dict], scores) -> list[dict]:
             for r, s in zip(records, scores)]
 
 
-def replicate(records, rng, sc, params, gate_cfgs, limits, look: int) -> dict[str, dict]:
+def replicate(records, rng, sc, params, gate_cfgs, limits, look: int, spending: Spending = Spending(),
+              futility: float = 0.0) -> dict[str, dict]:
     """One planted variant: per profile, the sequential verdict, the items it used and whether the
     criterion at the scenario's margin passed there; the fixed-sample verdict beside it."""
     other = _variant(records, plant(records, rng, discordance=sc["discordance"],
@@ -73,13 +74,17 @@ def replicate(records, rng, sc, params, gate_cfgs, limits, look: int) -> dict[st
             if first is None:
                 v, gate = gate_at_look(base_m, records, var_m, served, params.compare, gate_cfgs[p],
                                        looks=looks[:k], total=total, limits=limits.get(p), judge_gain=False,
-                                       power=None, with_power=False)
+                                       power=None, with_power=False, spending=spending)
                 first = (v, gate["sequential"]["repeated_alpha"])
             else:  # the compared variant depends on the looks only: one per look
                 gate = evaluate_gates(first[0], None, gate_cfgs[p], alpha=first[1], power=None,
                                       limits=limits.get(p), judge_gain=False)
-            if settled(gate, first[0], final=k == len(looks)) or k == len(looks):
-                out[p] = {"verdict": gate["verdict"], "items": looks[k - 1], "criteria": gate["criteria"]}
+                gate["sequential"] = {"repeated_alpha": first[1]}
+            d = decide(gate, first[0], looks[:k], total, look=look, alpha=params.compare.alpha,
+                       spending=spending, futility=futility)
+            if d["settled"] or d["futile"] or k == len(looks):
+                verdict = "inconclusive" if d["futile"] else gate["verdict"]
+                out[p] = {"verdict": verdict, "items": looks[k - 1], "criteria": gate["criteria"]}
                 open_profiles.discard(p)
         if not open_profiles:
             break
@@ -91,7 +96,7 @@ def replicate(records, rng, sc, params, gate_cfgs, limits, look: int) -> dict[st
 
 
 def run_scenario(job) -> dict:
-    sc, seed, records, params_path, reps, crit, limits, look = job
+    sc, seed, records, params_path, reps, crit, limits, look, spending, futility = job
     params = load_params(params_path)
     gate_cfgs = {p: GatesConfig(profile=p, critical_slices=crit) for p in PROFILES}
     rng = np.random.default_rng(seed)
@@ -100,7 +105,7 @@ def run_scenario(job) -> dict:
     items = {p: [] for p in PROFILES}
     at_margin = 0
     for _ in range(reps):
-        got = replicate(records, rng, sc, params, gate_cfgs, limits, look)
+        got = replicate(records, rng, sc, params, gate_cfgs, limits, look, spending, futility)
         for p in PROFILES:
             seq[p][got[p]["verdict"]] += 1
             fixed[p][got[p]["fixed"]] += 1
@@ -128,7 +133,9 @@ def main(a) -> None:
     shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else Path(shown.name)
     print(f"{shown}: {len(records)} items; looks every {a.look} ({look_sizes(len(records), a.look)}); "
           f"{a.reps} replicates per scenario; each profile's whole gate, gain left out\n")
-    jobs = [(sc, 1000 + i, records, a.params, a.reps, crit, limits, a.look)
+    spending = Spending(a.spending, a.gamma)
+    print(f"design: {spending.label}" + (f", futility below {a.futility:g} conditional power" if a.futility else ""))
+    jobs = [(sc, 1000 + i, records, a.params, a.reps, crit, limits, a.look, spending, a.futility)
             for i, sc in enumerate(scenarios(params, slice_for_drop))
             if not getattr(a, "only", None) or any(o in sc["name"] for o in a.only)]
     t0 = time.time()
@@ -149,5 +156,6 @@ def main(a) -> None:
             print(flush=True)
             if a.json:
                 a.json.write_text(json.dumps({"records": str(shown), "look": a.look, "reps": a.reps,
+                                              "spending": spending.label, "futility": a.futility,
                                               "rows": rows}, indent=2) + "\n")
     print(f"{time.time() - t0:.0f} s")

@@ -38,11 +38,11 @@ from gate_validity import simulate as plant  # noqa: E402
 import gate_sequential  # noqa: E402
 
 from pipeline.stats.noninferiority import noninferiority  # noqa: E402
-from pipeline.stats.sequential import sequential_verdict  # noqa: E402
+from pipeline.stats.sequential import SPENDING_KINDS, Spending, sequential_verdict  # noqa: E402
 
 
 def replicate(records: list[dict], rng, *, discordance: float, loss: float, look: int, margin: float,
-              alpha: float) -> tuple[str, str, int]:
+              alpha: float, spending: Spending = Spending()) -> tuple[str, str, int]:
     base = np.array([r["score"] >= 1.0 for r in records])
     new = plant(records, rng, discordance=discordance, extra_loss=loss) >= 1.0
     order = rng.permutation(len(records))
@@ -50,7 +50,7 @@ def replicate(records: list[dict], rng, *, discordance: float, loss: float, look
     gained = np.cumsum(~base[order] & new[order])
     total = len(records)
     ns = list(range(look, total, look)) + [total]
-    seq = sequential_verdict([(n, int(lost[n - 1]), int(gained[n - 1])) for n in ns], total, margin, alpha)
+    seq = sequential_verdict([(n, int(lost[n - 1]), int(gained[n - 1])) for n in ns], total, margin, alpha, spending)
     fixed = noninferiority(int(lost[-1]), int(gained[-1]), total, margin, alpha, power=None)["verdict"]
     return seq["verdict"], fixed, seq["n"]
 
@@ -67,6 +67,10 @@ def main() -> None:
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml", help="with --gate: the project's params")
     ap.add_argument("--workers", type=int, default=2, help="with --gate: processes")
     ap.add_argument("--only", nargs="+", help="with --gate: the scenarios whose names hold one of these")
+    ap.add_argument("--spending", default="obrien_fleming", choices=SPENDING_KINDS, help="the alpha-spending function")
+    ap.add_argument("--gamma", type=float, help="with --spending hwang_shih_decani: its γ")
+    ap.add_argument("--futility", type=float, default=0.0,
+                    help="with --gate: stop, inconclusive, below this conditional power (0: never)")
     a = ap.parse_args()
     if a.gate:
         gate_sequential.main(a)
@@ -81,7 +85,8 @@ def main() -> None:
                           ("at the margin, d=2%", 0.02, a.margin), ("-5 pts, d=2%", 0.02, 0.05)):
         rng = np.random.default_rng(len(rows) + 1)  # seeded per scenario
         t0 = time.time()
-        got = [replicate(records, rng, discordance=d, loss=loss, look=a.look, margin=a.margin, alpha=a.alpha)
+        got = [replicate(records, rng, discordance=d, loss=loss, look=a.look, margin=a.margin, alpha=a.alpha,
+                         spending=Spending(a.spending, a.gamma))
                for _ in range(a.reps)]
         share = {design: {v: sum(g[i] == v for g in got) / a.reps for v in ("pass", "fail", "inconclusive")}
                  for i, design in enumerate(("sequential", "fixed"))}

@@ -20,7 +20,7 @@ import numpy as np
 
 from pipeline.stats import noninferiority as ni
 from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
-from pipeline.stats.sequential import repeated_alpha
+from pipeline.stats.sequential import OBRIEN_FLEMING, Spending, repeated_alpha
 from pipeline.contracts import Comparison, Metrics
 from pipeline.io import write_json
 from pipeline.errors import QpipeError
@@ -284,10 +284,10 @@ def served_part(ref_r: list[dict], r: list[dict]) -> list[dict]:
     return [x for x in ref_r if x["id"] in ids]
 
 
-def at_looks(cfg, looks: list[int], total: int):
+def at_looks(cfg, looks: list[int], total: int, spending: Spending = OBRIEN_FLEMING):
     """Compare's settings (its params section, or any dataclass with `alpha`) with `alpha` the
-    repeated-confidence level of `looks` out of `total` items, and that level."""
-    level = repeated_alpha(looks, total, cfg.alpha)
+    repeated-confidence level of `looks` out of `total` items under `spending`, and that level."""
+    level = repeated_alpha(looks, total, cfg.alpha, spending)
     at = cfg.model_copy(update={"alpha": level}) if hasattr(cfg, "model_copy") else replace(cfg, alpha=level)
     return at, level
 
@@ -311,7 +311,8 @@ def sequential_design(name: str, m: Metrics, r: list[dict], ref: str, ref_r: lis
         problems.append(f"its last look served {seq['looks'][-1]} items but it has {len(r)} records")
     if problems:
         raise CompareError(f"{name}: " + "; ".join(problems))
-    return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"])[1]}, served_part(ref_r, r)
+    spending = Spending(seq["spending"], seq["gamma"])  # the one its looks were taken under
+    return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"], spending)[1]}, served_part(ref_r, r)
 
 
 def custody_record(results: Path, name: str, m: Metrics, ref_m: Metrics) -> dict[str, Any]:
@@ -364,7 +365,8 @@ def run(params: StageView, layout, *, baseline: str | None = None,
             continue
         ref_m, ref_r = all_loaded[refs[name]]
         seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg)
-        vcfg = cfg if seq is None else at_looks(cfg, seq["looks"], seq["total"])[0]
+        vcfg = cfg if seq is None else at_looks(cfg, seq["looks"], seq["total"], Spending(seq["spending"],
+                                                                                         seq["gamma"]))[0]
         v = compare_variant(ref_m, ref_used, m, r, vcfg, reference=refs[name])
         if seq is not None:
             v["sequential"] = seq

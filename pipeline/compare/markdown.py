@@ -241,6 +241,9 @@ def sequential_line(s: dict[str, Any]) -> str:
     """How a sequential evaluation ended: the items served, the look, the saving and the level."""
     how = (f"stopped at look {len(s['looks'])} of {s['planned_looks']}" if s["stopped"]
            else f"ran all {s['planned_looks']} looks")
+    if s.get("stopped_for") == "futility":
+        how += (f" for futility — the chance that the whole set settles its gate was {s['conditional_power']:.2f}, "
+                f"under the bound {s['futility']:g}: inconclusive, as the whole set would very likely have left it")
     return (f"Sequential evaluation against `{s['reference']}`: {how}, {s['items']} of {s['total']} items "
             f"({100 * s['saving']:.0f}% not served); every interval above is a repeated confidence interval "
             f"at level α = {s['repeated_alpha']:.4g} ({s['design']}).")

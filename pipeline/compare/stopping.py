@@ -18,6 +18,17 @@ set's, so its information at look k is the same share of its whole (up to sampli
 interval at α_k is a repeated confidence interval of its own, and BH runs over the slices' tests at
 α_k. That the combined rule keeps the gate's error rates on real records is checked by simulation
 (`benchmarks/sequential_validity.py --gate`), not assumed.
+
+Futility (`evaluate.sequential.futility`, off at 0): an evaluation also stops, inconclusive, once
+the chance that the whole set settles its gate is below the bound — the conditional power under the
+current trend of every unsettled criterion (pipeline.stats.sequential.settle_chances), combined as
+min P(pass) + Σ P(fail), an upper bound on P(the gate passes or fails at the last look). The bound
+is non-binding: stopping for futility only ever turns a would-be pass or fail into inconclusive, so
+it cannot raise either error rate (Jennison & Turnbull 2000, §10.6); what it can cost is a pass
+that the whole set would have shown, which the simulations measure. It is judged only where every
+unsettled criterion is an interval against a margin (accuracy, critical slices, JSON validity) or a
+band (output length); a signal against this model's limits or a pending any-slice drop keeps the
+evaluation going.
 """
 
 from __future__ import annotations
@@ -31,19 +42,22 @@ from pipeline.compare.deltas import (
 from pipeline.compare.gates import evaluate_gates
 from pipeline.contracts.eval_metrics import Detectors, EngineInfo, Metrics, Speed
 from pipeline.stage_params import StageView
+from pipeline.stats.sequential import OBRIEN_FLEMING, Spending, look_sizes, repeated_alpha, settle_chances
+
+MARGINED = ("accuracy_overall", "json_validity")  # criteria read as an interval against −margin
 
 
 def gate_at_look(ref_m: Metrics, ref_r: list[dict], m: Metrics, r: list[dict], compare_cfg, gates_cfg, *,
                  looks: list[int], total: int, bench: dict | None = None, limits: dict | None = None,
-                 judge_gain: bool = True, power: float | None = 0.8,
-                 with_power: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+                 judge_gain: bool = True, power: float | None = 0.8, with_power: bool = True,
+                 spending: Spending = OBRIEN_FLEMING) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the compared variant, its gate) on the items of `r` — the variant's records after the
     last of `looks` (cumulative item counts out of `total`) — against the reference's records for
     those items, every interval at the repeated level of `looks`. The gate records that level and
     the looks."""
     if len(r) != looks[-1]:
         raise ValueError(f"{len(r)} records but the last look is at {looks[-1]} items")
-    cfg, level = at_looks(compare_cfg, looks, total)
+    cfg, level = at_looks(compare_cfg, looks, total, spending)
     v = compare_variant(ref_m, served_part(ref_r, r), m, r, cfg, with_power=with_power)
     gate = evaluate_gates(v, bench, gates_cfg, alpha=level, power=power, limits=limits, judge_gain=judge_gain)
     gate["sequential"] = {"looks": list(looks), "total": total, "items": looks[-1],
@@ -66,6 +80,45 @@ def settled(gate: dict[str, Any], v: dict[str, Any] | None = None, *, final: boo
                for c in gate["failed"])
 
 
+def conditional_power(gate: dict[str, Any], looks: list[int], total: int, final_level: float) -> float | None:
+    """An upper bound on the chance that the last look (at `final_level`) settles the gate read at
+    `looks`: min over the criteria of P(pass) + Σ P(fail), each under the current trend; None where
+    an unsettled criterion is not an interval against a margin or band (no futility judged)."""
+    seen, level = looks[-1] / total, gate["alpha"]
+    passing, failing = [1.0], 0.0
+    for c in gate["criteria"]:
+        if c["verdict"] == "pass":
+            continue
+        name = c["criterion"]
+        if c["verdict"] != "inconclusive" or c.get("ci_low") is None or c.get("value") is None:
+            return None
+        ci = (c["ci_low"], c["ci_high"])
+        if name in MARGINED or name.startswith("slice:"):
+            p, f = settle_chances(c["value"], ci, level, final_level, seen, margin=c["threshold"])
+        elif name == "output_length":
+            p, f = settle_chances(c["value"], ci, level, final_level, seen, band=tuple(c["threshold"]))
+        else:
+            return None
+        passing.append(p)
+        failing += f
+    return min(1.0, min(passing) + failing)
+
+
+def decide(gate: dict[str, Any], v: dict[str, Any], looks: list[int], total: int, *, look: int, alpha: float,
+           spending: Spending = OBRIEN_FLEMING, futility: float = 0.0) -> dict[str, Any]:
+    """What a look's gate means for the evaluation: `settled` (it stops with this verdict), `futile`
+    (it stops inconclusive: the whole set would very likely leave it so), or neither (it goes on)."""
+    final = looks[-1] == total
+    out = {"settled": settled(gate, v, final=final), "verdict": gate["verdict"],
+           "repeated_alpha": gate["sequential"]["repeated_alpha"],
+           "unsettled": [c["criterion"] for c in gate["inconclusive"]], "futile": False}
+    if futility and not out["settled"] and not final:
+        cp = conditional_power(gate, looks, total, repeated_alpha(look_sizes(total, look), total, alpha, spending))
+        if cp is not None:
+            out.update(conditional_power=round(cp, 4), futile=cp < futility)
+    return out
+
+
 class StopRule:
     """The stopping rule of one variant's sequential evaluation: its gate, quality criteria only,
     read after each look against the records of `reference` (which served every item). Built by
@@ -73,10 +126,11 @@ class StopRule:
     each look."""
 
     def __init__(self, reference: str, ref_m: Metrics, ref_r: list[dict], compare_cfg, gates_cfg,
-                 name: str) -> None:
+                 name: str, *, look: int, spending: Spending = OBRIEN_FLEMING, futility: float = 0.0) -> None:
         self.reference, self.name = reference, name
         self._ref_m, self._ref_r = ref_m, ref_r
         self._compare, self._gates = compare_cfg, gates_cfg
+        self.look, self.spending, self.futility = look, spending, futility
 
     def check(self, evalset_sha256: str, harness_version: str, protocol: dict) -> None:
         """Refuse to stop against records made another way than this evaluation's."""
@@ -99,10 +153,9 @@ class StopRule:
     def __call__(self, records: list[dict], looks: list[int], total: int) -> dict[str, Any]:
         v, gate = gate_at_look(self._ref_m, self._ref_r, _metrics_stub(self.name), records, self._compare,
                                self._gates, looks=looks, total=total, judge_gain=False, power=None,
-                               with_power=False)
-        return {"settled": settled(gate, v, final=looks[-1] == total), "verdict": gate["verdict"],
-                "repeated_alpha": gate["sequential"]["repeated_alpha"],
-                "unsettled": [c["criterion"] for c in gate["inconclusive"]]}
+                               with_power=False, spending=self.spending)
+        return decide(gate, v, looks, total, look=self.look, alpha=self._compare.alpha, spending=self.spending,
+                      futility=self.futility)
 
 
 def _metrics_stub(name: str) -> Metrics:
@@ -125,7 +178,9 @@ def stop_rule(params: StageView, layout, name: str) -> StopRule | None:
     ref = variant.reference
     ref_m, ref_r = load_results(layout.results, ref)
     settings = PairingSettings(alpha=params.compare.alpha, seed=params.compare.seed)
-    return StopRule(ref, ref_m, ref_r, settings, params.gates, name)
+    seq = params.evaluate.sequential
+    return StopRule(ref, ref_m, ref_r, settings, params.gates, name, look=seq.look,
+                    spending=Spending(seq.spending, seq.gamma), futility=seq.futility)
 
 
 @dataclass(frozen=True)

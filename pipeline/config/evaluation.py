@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pipeline.config.fields import PositiveFloat, PositiveInt, Share, Section
 
@@ -27,6 +27,21 @@ class SequentialConfig(Section):
     enabled: bool = False
     look: PositiveInt = 250            # items served between two looks at the gate
     seed: int = 0                      # the order the items are served in (a seeded permutation)
+    # how the looks spend α (pipeline.stats.sequential.Spending): obrien_fleming, pocock, or
+    # hwang_shih_decani with its gamma (−4 ≈ O'Brien–Fleming, 1 ≈ Pocock)
+    spending: Literal["obrien_fleming", "pocock", "hwang_shih_decani"] = "obrien_fleming"
+    gamma: float | None = None
+    # non-binding futility: stop, inconclusive, once the chance that the whole set settles the
+    # gate (conditional power under the current trend) is below this; 0 never stops for futility
+    futility: float = Field(0.0, ge=0.0, lt=0.5)
+
+    @model_validator(mode="after")
+    def _gamma(self) -> "SequentialConfig":
+        if (self.spending == "hwang_shih_decani") != (self.gamma is not None):
+            raise ValueError("evaluate.sequential.gamma goes with spending: hwang_shih_decani, and that "
+                             "spending needs one — fix: gamma: -4 (close to O'Brien–Fleming) … 1 (close to "
+                             "Pocock), or leave gamma out with another spending")
+        return self
 
 
 class EvaluateConfig(Section):

@@ -80,6 +80,11 @@ class Sequential(Part):
     unsettled_at_stop: list[str] = []  # criteria still unsettled there (at the whole set only)
     repeated_alpha: Num
     saving: Num                   # the share of the items not served
+    spending: str = "obrien_fleming"  # the alpha-spending function (pipeline.stats.sequential.Spending)
+    gamma: Num | None = None          # its parameter (hwang_shih_decani)
+    futility: Num = 0.0               # the conditional-power bound below which it stops (0: never)
+    stopped_for: str | None = None    # "settled" or "futility" (None: it ran the whole set)
+    conditional_power: Num | None = None  # the chance, at the last look taken, that the whole set settles it
 
 
 # what an evaluated (served) variant's file must hold: what compare pairs on and reports

@@ -1,7 +1,8 @@
 """An evaluation served in looks (`evaluate.sequential`): the items in a seeded random order,
 `look` at a time; after each look a stopping rule reads the variant's gate on the items served so
 far against its reference's records, and the evaluation ends at the first look where the gate is
-settled — every quality criterion passes, or one fails — or at the whole set.
+settled — every quality criterion passes, or one fails — or, with a futility bound, where the whole
+set would very likely leave it inconclusive, or at the whole set.
 
 The rule is the comparison's own (pipeline.compare.stopping), handed in by the command that runs
 the stage: this module serves and records, the comparison judges. The order is a function of the
@@ -19,10 +20,13 @@ import numpy as np
 
 from pipeline.engines.base import Completion, Engine
 from pipeline.evaluate.harness import run_prompts
-from pipeline.stats.sequential import look_sizes
+from pipeline.stats.sequential import Spending, look_sizes
 
-DESIGN = ("group-sequential: Lan–DeMets alpha spending, O'Brien–Fleming type; every criterion read "
-          "from its repeated confidence interval")
+def design(spending, futility: float) -> str:
+    """The design in words, as the metrics and the report record it."""
+    return (f"group-sequential: Lan–DeMets alpha spending, {spending.label}; every criterion read from its "
+            "repeated confidence interval" + (f"; non-binding futility below {futility:g} conditional power"
+                                              if futility else ""))
 
 
 class StopRule(Protocol):
@@ -70,12 +74,17 @@ def serve_in_looks(eng: Engine, prompts: list[list[int]], ev, rule: StopRule, *,
         for i, c in zip(batch, completions, strict=True):
             out.completions[i], out.look_of[i] = c, k
         judged = rule(score(out.positions, out.completions), looks[:k], total)
-        if judged["settled"]:
+        if judged["settled"] or judged.get("futile"):
             break
-    out.block = {"design": DESIGN, "reference": rule.reference, "look": seq.look, "seed": seq.seed,
+    stopped = k < len(looks)
+    out.block = {"design": design(Spending(seq.spending, seq.gamma), seq.futility), "reference": rule.reference,
+                 "look": seq.look, "seed": seq.seed,
                  "total": total, "looks": looks[:k], "items": looks[k - 1], "planned_looks": len(looks),
-                 "stopped": k < len(looks), "verdict_at_stop": judged["verdict"],
+                 "stopped": stopped, "verdict_at_stop": judged["verdict"],
                  "unsettled_at_stop": judged.get("unsettled", []),
                  "repeated_alpha": judged["repeated_alpha"],
-                 "saving": round(1 - looks[k - 1] / total, 4)}
+                 "saving": round(1 - looks[k - 1] / total, 4),
+                 "spending": seq.spending, "gamma": seq.gamma, "futility": seq.futility,
+                 "stopped_for": None if not stopped else "futility" if judged.get("futile") else "settled",
+                 "conditional_power": judged.get("conditional_power")}
     return out

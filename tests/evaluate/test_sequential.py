@@ -11,7 +11,7 @@ import pytest
 from pipeline.compare import deltas as compare
 from pipeline.compare.stopping import stop_rule
 from pipeline.evaluate import stage
-from pipeline.stats.sequential import look_sizes, repeated_alpha
+from pipeline.stats.sequential import Spending, look_sizes, repeated_alpha
 
 from .conftest import make_params
 from conftest import stage_args
@@ -59,7 +59,8 @@ def test_the_reference_serves_every_item_and_a_variant_stops_at_a_settled_look(s
         looks = look_sizes(total, LOOK)
         assert s["reference"] == F16 and s["total"] == total and s["looks"] == looks[:len(s["looks"])]
         assert len(recs) == m["n"] == s["items"] == s["looks"][-1] < total  # stopped early
-        assert s["stopped"] and s["verdict_at_stop"] == verdict
+        assert s["stopped"] and s["verdict_at_stop"] == verdict and s["stopped_for"] == "settled"
+        assert s["spending"] == "obrien_fleming" and s["futility"] == 0 and "O'Brien–Fleming" in s["design"]
         assert s["saving"] == pytest.approx(1 - len(recs) / total, abs=1e-4)
         assert {r["look"] for r in recs} == set(range(1, len(s["looks"]) + 1))
         assert s["repeated_alpha"] == pytest.approx(repeated_alpha(s["looks"], total, params.compare.alpha))
@@ -108,3 +109,21 @@ def test_a_variant_cannot_stop_against_a_reference_made_another_way(seq, tmp_pat
     rule = stop_rule(view, layout, Q8)
     with pytest.raises(compare.CompareError, match="max_tokens differs.*dvc repro evaluate@gguf_f16"):
         stage.evaluate(view, layout, Q8, tmp_path, stop_rule=rule)
+
+
+def test_a_variant_the_whole_set_would_leave_inconclusive_stops_for_futility(seq, tmp_path):
+    # Q2_K's loss against a margin about its size: the whole set would settle nothing, so with a
+    # futility bound it stops early, inconclusive, and says why; compare reads it as it reads any
+    params, served = seq
+    near = {**GATES, "custom": {**GATES["custom"], "max_drop_overall": 0.03}}
+    p = make_params(served.data, evaluate={"sequential": {"enabled": True, "look": LOOK, "seed": 7,
+                                                          "spending": "pocock", "futility": 0.3}}, gates=near)
+    view, layout = stage_args(p, served.root, stage.PARAMS, Q2)
+    m = stage.evaluate(view, layout, Q2, tmp_path, stop_rule=stop_rule(view, layout, Q2))
+    s = m["sequential"]
+    assert s["stopped_for"] == "futility" and s["verdict_at_stop"] == "inconclusive", s
+    assert s["stopped"] and s["items"] < s["total"] and s["conditional_power"] < 0.3
+    assert s["spending"] == "pocock" and "Pocock" in s["design"] and "futility" in s["design"]
+    total = len(records(served.root, F16)[1])
+    assert s["repeated_alpha"] == pytest.approx(repeated_alpha(s["looks"], total, params.compare.alpha,
+                                                               Spending("pocock")))

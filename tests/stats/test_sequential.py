@@ -1,10 +1,12 @@
 """Group-sequential verdicts: the boundaries against published values, and the error rates, the
 power and the saving by seeded simulation against the fixed-sample verdict."""
 
+import numpy as np
 import pytest
 
 from pipeline.stats.noninferiority import noninferiority, verdict_probabilities
-from pipeline.stats.sequential import boundaries, obrien_fleming_spent, sequential_verdict, simulate
+from pipeline.stats.sequential import (Spending, boundaries, obrien_fleming_spent, sequential_verdict, settle_chances,
+                                       simulate)
 
 MARGIN = 0.03
 
@@ -53,3 +55,68 @@ def test_the_verdict_stops_at_the_first_look_that_crosses():
             noninferiority(lost, gained, 1500, MARGIN, power=None)["verdict"]
     # nothing crosses: inconclusive at the last look
     assert sequential_verdict([(200, 5, 1), (400, 12, 4)], 1500, MARGIN)["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("spending,published", [
+    # five equally spaced looks, one-sided α = 0.025 (the values gsDesign and rpact print)
+    (Spending("pocock"), [2.438, 2.427, 2.410, 2.396, 2.386]),
+    (Spending("hwang_shih_decani", -4.0), [3.253, 2.986, 2.692, 2.374, 2.025]),
+])
+def test_other_spending_functions_give_their_published_boundaries(spending, published):
+    assert boundaries([0.2, 0.4, 0.6, 0.8, 1.0], 0.025, spending) == pytest.approx(published, abs=2e-3)
+    # nothing spent before the first item, all of α by the whole set, more at every later fraction
+    assert spending.spent(1.0, 0.025) == pytest.approx(0.025) and spending.spent(0.0, 0.025) == 0
+    spent = [spending.spent(t, 0.025) for t in (0.1, 0.3, 0.5, 0.9)]
+    assert all(a < b for a, b in zip(spent, spent[1:]))
+    # Pocock spends more early than O'Brien–Fleming: it stops sooner and ends wider
+    assert spending.spent(0.2, 0.025) > obrien_fleming_spent(0.2, 0.025)
+
+
+def test_a_spending_function_needs_its_own_parameters():
+    with pytest.raises(ValueError, match="unknown alpha-spending"):
+        Spending("haybittle")
+    with pytest.raises(ValueError, match="gamma"):
+        Spending("hwang_shih_decani")
+    with pytest.raises(ValueError, match="gamma"):
+        Spending("pocock", 1.0)
+    from pipeline.config.evaluation import SequentialConfig
+
+    with pytest.raises(ValueError, match="gamma: -4"):
+        SequentialConfig(spending="hwang_shih_decani")
+    assert SequentialConfig(spending="hwang_shih_decani", gamma=-2).gamma == -2
+
+
+def test_pocock_keeps_the_error_rates_and_stops_a_null_sooner():
+    pocock = Spending("pocock")
+    at_margin = simulate(0.05, 0.02, 1500, 250, MARGIN, reps=4000, seed=14, spending=pocock)
+    assert at_margin["pass"] <= 0.03 and at_margin["fail"] <= 0.03
+    null_p = simulate(0.01, 0.01, 1500, 250, MARGIN, reps=4000, seed=15, spending=pocock)
+    null_of = simulate(0.01, 0.01, 1500, 250, MARGIN, reps=4000, seed=15)
+    assert null_p["mean_items"] < null_of["mean_items"] and null_p["pass"] >= 0.93
+
+
+def test_the_chance_to_settle_is_calibrated_by_simulation():
+    # truths drawn over a wide range (a flat prior), an interim estimate after a share `seen` of the
+    # items, the final estimate from the rest: among interim looks that give a criterion a chance p
+    # of passing (or failing) at the end, about p of them do — predictive power is calibrated
+    rng = np.random.default_rng(20261206)
+    margin, seen, z = 0.05, 0.4, 1.959964
+    se_k = 0.02                                  # the interim standard error; se at the end: se_k·√seen
+    theta = rng.uniform(-0.12, 0.04, 40000)
+    interim = rng.normal(theta, se_k)
+    rest = rng.normal(theta, se_k * np.sqrt(seen / (1 - seen)))
+    final = seen * interim + (1 - seen) * rest
+    half = z * se_k * np.sqrt(seen)
+    passed, failed = final - half > -margin, final + half < -margin
+    chances = np.array([settle_chances(x, (x - z * se_k, x + z * se_k), 0.05, 0.05, seen, margin=margin)
+                        for x in interim])
+    inner = (interim > -0.09) & (interim < 0.01)  # away from the prior's edges
+    for k, hit in ((0, passed), (1, failed)):
+        p = chances[:, k]
+        for lo, hi in ((0.05, 0.2), (0.2, 0.5), (0.5, 0.8), (0.8, 0.95)):
+            sel = inner & (p >= lo) & (p < hi)
+            assert sel.sum() > 300
+            assert abs(hit[sel].mean() - p[sel].mean()) < 0.04, (k, lo, hi)
+    # a band: a ratio well inside passes surely, one well outside fails surely
+    assert settle_chances(1.0, (0.98, 1.02), 0.05, 0.04, 0.5, band=(0.9, 1.1))[0] > 0.99
+    assert settle_chances(1.3, (1.25, 1.35), 0.05, 0.04, 0.5, band=(0.9, 1.1))[1] > 0.99
