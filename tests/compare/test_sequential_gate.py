@@ -158,7 +158,8 @@ def test_futility_stops_only_what_would_stay_inconclusive_and_keeps_the_error_ra
         order = rng.permutation(1500)
         for key, (p_lost, p_gained) in plants.items():
             var = planted(base, rng, p_lost=p_lost, p_gained=p_gained)
-            runs[key].append((_sequential_gate(base, var, order, looks), _sequential_gate(base, var, order, looks, 0.2)))
+            runs[key].append((_sequential_gate(base, var, order, looks),
+                              _sequential_gate(base, var, order, looks, 0.2)))
     verdicts = {k: ([a[0] for a, _ in v], [b[0] for _, b in v]) for k, v in runs.items()}
     items = {k: (np.mean([a[1] for a, _ in v]), np.mean([b[1] for _, b in v])) for k, v in runs.items()}
     for key in runs:  # futility never creates a pass or a fail
