@@ -134,7 +134,7 @@ def main(a) -> None:
     print(f"{shown}: {len(records)} items; looks every {a.look} ({look_sizes(len(records), a.look)}); "
           f"{a.reps} replicates per scenario; each profile's whole gate, gain left out\n")
     spending = Spending(a.spending, a.gamma)
-    print(f"design: {spending.label}" + (f", futility below {a.futility:g} conditional power" if a.futility else ""))
+    print(f"design: {spending.label}" + (f", futility below {a.futility:g} predictive power" if a.futility else ""))
     jobs = [(sc, 1000 + i, records, a.params, a.reps, crit, limits, a.look, spending, a.futility)
             for i, sc in enumerate(scenarios(params, slice_for_drop))
             if not getattr(a, "only", None) or any(o in sc["name"] for o in a.only)]

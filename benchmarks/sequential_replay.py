@@ -123,7 +123,7 @@ def main() -> None:
         print(f"{spec}  ({time.time() - t0:.0f} s to replay)")
         for n in quantized:
             g = got[n]
-            cp = f", conditional power {g['conditional_power']:.2f}" if g["conditional_power"] is not None else ""
+            cp = f", predictive power {g['conditional_power']:.2f}" if g["conditional_power"] is not None else ""
             print(f"  {n:28s} look {g['look']}/{g['looks']} {g['items']:5d} items ({g['why']}{cp}): "
                   f"{g['verdict']:12s} fixed-sample {fixed[n]}")
         print(f"  matrix: {used} of {full} item-generations ({100 * (1 - used / full):.1f}% fewer), "

@@ -70,7 +70,7 @@ def main() -> None:
     ap.add_argument("--spending", default="obrien_fleming", choices=SPENDING_KINDS, help="the alpha-spending function")
     ap.add_argument("--gamma", type=float, help="with --spending hwang_shih_decani: its γ")
     ap.add_argument("--futility", type=float, default=0.0,
-                    help="with --gate: stop, inconclusive, below this conditional power (0: never)")
+                    help="with --gate: stop, inconclusive, below this predictive power (0: never)")
     a = ap.parse_args()
     if a.gate:
         gate_sequential.main(a)

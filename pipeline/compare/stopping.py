@@ -20,8 +20,9 @@ interval at α_k is a repeated confidence interval of its own, and BH runs over 
 (`benchmarks/sequential_validity.py --gate`), not assumed.
 
 Futility (`evaluate.sequential.futility`, off at 0): an evaluation also stops, inconclusive, once
-the chance that the whole set settles its gate is below the bound — the conditional power under the
-current trend of every unsettled criterion (pipeline.stats.sequential.settle_chances), combined as
+the chance that the whole set settles its gate is below the bound — the predictive power of every
+unsettled criterion (pipeline.stats.sequential.settle_chances: the present evidence with its
+uncertainty, not the estimate taken as the truth), combined as
 min P(pass) + Σ P(fail), an upper bound on P(the gate passes or fails at the last look). The bound
 is non-binding: stopping for futility only ever turns a would-be pass or fail into inconclusive, so
 it cannot raise either error rate (Jennison & Turnbull 2000, §10.6); what it can cost is a pass
@@ -82,7 +83,7 @@ def settled(gate: dict[str, Any], v: dict[str, Any] | None = None, *, final: boo
 
 def conditional_power(gate: dict[str, Any], looks: list[int], total: int, final_level: float) -> float | None:
     """An upper bound on the chance that the last look (at `final_level`) settles the gate read at
-    `looks`: min over the criteria of P(pass) + Σ P(fail), each under the current trend; None where
+    `looks`: min over the criteria of P(pass) + Σ P(fail), each a predictive probability; None where
     an unsettled criterion is not an interval against a margin or band (no futility judged)."""
     seen, level = looks[-1] / total, gate["alpha"]
     passing, failing = [1.0], 0.0

@@ -32,7 +32,7 @@ class SequentialConfig(Section):
     spending: Literal["obrien_fleming", "pocock", "hwang_shih_decani"] = "obrien_fleming"
     gamma: float | None = None
     # non-binding futility: stop, inconclusive, once the chance that the whole set settles the
-    # gate (conditional power under the current trend) is below this; 0 never stops for futility
+    # gate (predictive power, pipeline.compare.stopping) is below this; 0 never stops for futility
     futility: float = Field(0.0, ge=0.0, lt=0.5)
 
     @model_validator(mode="after")

@@ -82,7 +82,7 @@ class Sequential(Part):
     saving: Num                   # the share of the items not served
     spending: str = "obrien_fleming"  # the alpha-spending function (pipeline.stats.sequential.Spending)
     gamma: Num | None = None          # its parameter (hwang_shih_decani)
-    futility: Num = 0.0               # the conditional-power bound below which it stops (0: never)
+    futility: Num = 0.0               # the predictive-power bound below which it stops (0: never)
     stopped_for: str | None = None    # "settled" or "futility" (None: it ran the whole set)
     conditional_power: Num | None = None  # the chance, at the last look taken, that the whole set settles it
 

@@ -25,7 +25,7 @@ from pipeline.stats.sequential import Spending, look_sizes
 def design(spending, futility: float) -> str:
     """The design in words, as the metrics and the report record it."""
     return (f"group-sequential: Lan–DeMets alpha spending, {spending.label}; every criterion read from its "
-            "repeated confidence interval" + (f"; non-binding futility below {futility:g} conditional power"
+            "repeated confidence interval" + (f"; non-binding futility below {futility:g} predictive power"
                                               if futility else ""))
 
 
