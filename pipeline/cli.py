@@ -37,9 +37,8 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
 
 
 def _params(path: Path, *, check_files: bool = True, variant: str | None = None):
-    """Validate first (schema; and files and recipes unless the command creates them), exit 1
-    listing every problem — before any model or data is loaded; then the variant named, if any.
-    The params, and the layout of the project (params.yaml's folder)."""
+    """(params, layout of params.yaml's folder): validated (files and recipes unless `check_files`
+    is off), exit 1 listing every problem before anything loads; then the variant named, if any."""
     from pipeline.config import ConfigError, load_params
     from pipeline.layout import Layout
     from pipeline.validate import validate_project
@@ -54,7 +53,7 @@ def _params(path: Path, *, check_files: bool = True, variant: str | None = None)
         _problems(problems)
         raise typer.Exit(1)
     if variant is not None:
-        _variant(p, variant)
+        _defined(variant, p.variants, "variant")
     return p, Layout(path.resolve().parent, p)
 
 
@@ -74,12 +73,12 @@ def _problems(problems) -> None:
     console.print(render_problems(problems), markup=False, highlight=False, soft_wrap=True)
 
 
-def _variant(p, variant: str) -> None:
-    """Exit 2 on a variant params.yaml does not define, naming the closest and every one."""
-    if variant not in p.variants:
+def _defined(name: str, defined, what: str) -> None:
+    """Exit 2 on a `what` params.yaml does not define, naming the closest and every one."""
+    if name not in defined:
         from pipeline.names import did_you_mean
-        console.print(f"[red]unknown variant {variant!r}[/red] {did_you_mean(variant, p.variants)} "
-                      f"Available: {', '.join(p.variants)}")
+        console.print(f"[red]unknown {what} {name!r}[/red] {did_you_mean(name, defined)} "
+                      f"Available: {', '.join(defined) or '(none)'}")
         raise typer.Exit(2)
 
 
@@ -105,8 +104,7 @@ def _say(line: str) -> None:  # a status line on stderr, as given (paths, URLs a
 
 @contextmanager
 def _failure_tracked(p, layout, variant: str):
-    """A failed evaluation (error, Ctrl-C, SIGTERM) goes to MLflow as FAILED right away when
-    tracking.log_failures is on: the pipeline stops there, before its `track` stage."""
+    """A failed evaluation (error, Ctrl-C, SIGTERM) goes to MLflow as FAILED at once (tracking.log_failures)."""
     try:
         yield
     except BaseException:
@@ -218,10 +216,8 @@ def reproduce(variant: str = typer.Argument(..., help="Variant name from params.
 
 @app.command()
 def verify(path: Path = typer.Argument(..., help="An artifact or handoff directory.")) -> None:
-    """Check every file against manifest.json / SHA256SUMS; name each mismatch. A handoff bundle
-    is checked whole: its files, its model's own manifest, and its chain of custody (artifact →
-    evaluation → comparison → gates). Symlinks, special files and paths that leave the folder
-    are refused."""
+    """Check every file against manifest.json / SHA256SUMS, naming each mismatch; a bundle whole: its model's
+    manifest and chain of custody too. Symlinks, special files and paths leaving the folder are refused."""
     from pipeline.handoff.custody import verify_path
 
     lines, ok = _guarded(verify_path, path)
@@ -234,8 +230,7 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
 @app.command("eval")
 def eval_(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
           params: Path = ParamsOpt) -> None:
-    """Serve one variant with its engine and evaluate it on the business evaluation set
-    into results/<variant>/ (samples.jsonl, metrics.json, run.json, engine.log)."""
+    """Serve one variant with its engine and evaluate it on the business evaluation set → results/<variant>/."""
     from pipeline.compare.stopping import stop_rule  # a sequential evaluation stops by compare's rule
     from pipeline.evaluate.stage import PARAMS, run, summary_line
 
@@ -265,8 +260,7 @@ def serve(variant: str = typer.Argument(..., help="Variant name from params.yaml
 
 @app.command()
 def bench(params: Path = ParamsOpt) -> None:
-    """Throughput and latency of the baseline and every served variant, alternately, in one
-    run (speed is only comparable as ratios taken side by side) → bench.out."""
+    """Throughput and latency of the baseline and every served variant, alternately, as ratios → bench.out_dir."""
     from pipeline.bench.stage import PARAMS, run, summary_lines
 
     _echo(summary_lines(_stage(run, params, declared=PARAMS)))
@@ -276,8 +270,7 @@ def bench(params: Path = ParamsOpt) -> None:
 def compare(params: Path = ParamsOpt, baseline: Optional[str] = typer.Option(
         None, help="Another results folder to pair against (default: the baseline variant)."),
             variant: Optional[list[str]] = typer.Option(None, "--variant", help="Only these (repeatable).")) -> None:
-    """Paired statistics of every variant against the baseline, gates, utility, Pareto front,
-    calibration effect and plots → compare.out_dir/ (comparison.json, comparison.md, PNGs)."""
+    """Paired statistics against the baseline, gates, utility, Pareto front, plots → compare.out_dir/."""
     from pipeline.compare.summary import summary_lines
     from pipeline.compare.stage import PARAMS, run
 
@@ -287,8 +280,7 @@ def compare(params: Path = ParamsOpt, baseline: Optional[str] = typer.Option(
 @app.command()
 def divergence(variant: str = typer.Argument(..., help="Variant name from params.yaml."),
                params: Path = ParamsOpt) -> None:
-    """Token KL and top-1 agreement along the baseline's outputs, the gold answers' log-likelihood
-    change, per sample and slice (teacher-forced, exact) → results/divergence/<variant>/."""
+    """Token KL, top-1 agreement and gold log-likelihood against the reference, teacher-forced → results/divergence/."""
     from pipeline.evaluate.divergence import PARAMS, run, summary_line
     typer.echo(summary_line(variant, _stage(run, params, declared=PARAMS, variant=variant)))
 
@@ -302,8 +294,7 @@ def divergence_reference(params: Path = ParamsOpt) -> None:
 
 @app.command("gate-calibration")
 def gate_calibration(params: Path = ParamsOpt) -> None:
-    """Noise perturbations of the reference weights, each step's accuracy drop and signals: this
-    model's KL and agreement limits (compare) → results/gate-calibration/."""
+    """Noise ladder on the reference weights: this model's KL and agreement limits → results/gate-calibration/."""
     from pipeline.evaluate.gate_calibration import PARAMS, run, summary_line
     typer.echo(summary_line(_stage(run, params, declared=PARAMS)))
 
@@ -315,8 +306,7 @@ def plan(params: Path = ParamsOpt,
              "the measured noise floor, else compare.plan_discordance."),
          profile: Optional[list[str]] = typer.Option(None, "--profile", help="Only these (repeatable)."),
          json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the plan here.")) -> None:
-    """Before spending compute: per slice, the smallest drop the evaluation set can see and the
-    items each gate profile's margins need; which profiles the evaluation set supports."""
+    """Before any compute: per slice the smallest visible drop, the items each profile needs, the profiles supported."""
     from pipeline.compare.plan import render, run
 
     _echo(render(_stage(run, params, declared=None, discordance=discordance, profiles=profile or None,
@@ -325,8 +315,7 @@ def plan(params: Path = ParamsOpt,
 
 @app.command()
 def report(params: Path = ParamsOpt) -> None:
-    """Redo gates, utility, plots and comparison.md from the existing comparison.json (after a
-    change of gate profile or utility weights; no re-evaluation)."""
+    """Redo gates, utility, plots and comparison.md from comparison.json (a new profile or weights; no evaluation)."""
     from pipeline.compare.summary import summary_lines
     from pipeline.compare.stage import PARAMS, report_only
     _echo(summary_lines(_stage(report_only, params, declared=PARAMS)))
@@ -340,12 +329,24 @@ def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact
                      "compliance_audit, finance_medical, general_saas, research; "
                      "default: gates.profile."),
                  params: Path = ParamsOpt) -> None:
-    """Serve one artifact on two engines; report output consistency (exact, character, task
-    result) and accuracy per slice — the engine as the only variable (docs/rationale.md#engine-as-the-only-variable)."""
+    """One artifact on two engines: output consistency, accuracy per slice (docs/rationale.md#engine-tiers)."""
     from pipeline.compare.diff_engines import run, summary_lines
 
     p, layout = _params(params, variant=variant)
     _echo(summary_lines(_guarded(run, p, layout, variant, engines, profile=profile)))
+
+
+@app.command()
+def upgrade(name: str = typer.Argument(..., help="An upgrade of params serving.upgrades."),
+            track_only: bool = typer.Option(False, "--track-only", help="Log existing results to MLflow."),
+            params: Path = ParamsOpt) -> None:
+    """One artifact, two serving configurations (engine release + settings): paired accuracy, the
+    business's traffic replayed by GuideLLM, P99 verdicts → serving.out_dir/<name>/ (docs/upgrades.md)."""
+    from pipeline.serving.stage import PARAMS, run, summary_lines, track_only as logged
+
+    p, layout = _params(params)
+    _defined(name, p.serving.upgrades, "upgrade")
+    _echo(summary_lines(_guarded(logged if track_only else run, p.for_stage(PARAMS, name), layout, name)))
 
 
 @app.command()

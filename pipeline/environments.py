@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 ENGINE_ENVS = {e: get_engine(e).setup_env for e in engine_names() if get_engine(e).setup_env}
 BACKEND_SETUP = "scripts/setup-backend-env.sh"
 BACKEND_COST = "~70 s each"
+LOADGEN = ("scripts/setup-guidellm.sh", "constraints/guidellm.txt", "~1 min (5 cold): GuideLLM, 1.5 GB")
 LLAMACPP = ("scripts/setup-llamacpp.sh", "~10 min: a build from source on 2 cores")
 
 
@@ -104,6 +105,27 @@ def needed(params: StageView) -> list[Environment]:
             where, ready = str(cache() / "llama.cpp"), False
         out.append(Environment("llama.cpp", tuple(llama), ready, where, f"bash {LLAMACPP[0]}",
                                LLAMACPP[1]))
+    return out + upgrade_environments(params)
+
+
+def upgrade_environments(params: StageView) -> list[Environment]:
+    """The load generator the upgrades replay traffic with, and each release their serving
+    configurations name (made at first need by `qpipe upgrade`)."""
+    serving = params.serving
+    if not serving.upgrades:
+        return []
+    given = serving.loadgen_python or os.environ.get("QPIPE_GUIDELLM_PYTHON")
+    out = [_locked("guidellm", LOADGEN[0], LOADGEN[1], given, list(serving.upgrades), LOADGEN[2], f"bash {LOADGEN[0]}")]
+    users: dict[str, list[str]] = {}
+    for name, up in serving.upgrades.items():
+        for side in (up.current, up.candidate):
+            if serving.configs[side].release:
+                users.setdefault(serving.configs[side].release, []).append(name)
+    for release, names in sorted(users.items()):
+        d = cache() / "llama.cpp" / release
+        out.append(Environment(f"llama.cpp {release}", tuple(dict.fromkeys(names)), (d / ".built").is_file(),
+                               str(d), f"QPIPE_LLAMACPP_PY_VERSION={release} bash {LLAMACPP[0]}",
+                               "~2-20 min: a build from source"))
     return out
 
 

@@ -6,7 +6,8 @@
     ...        split=NS(out_dir=Path("data")),
     ...        evaluate=NS(out_dir=Path("results"), evalset=Path("data/evalset")),
     ...        bench=NS(out_dir=Path("results/bench")), compare=NS(out_dir=Path("reports")),
-    ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")))
+    ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")),
+    ...        serving=NS(out_dir=Path("upgrades")))
     >>> layout = Layout(Path("/p"), p)
     >>> layout.artifact("baseline").as_posix()
     '/p/artifacts/baseline'
@@ -33,7 +34,7 @@ from pipeline.contracts.files import COMPARISON, RUN_RECORD
 PATH_KEYS = {"model": "model.path", "split": "split.out_dir", "evalset": "evaluate.evalset",
              "artifacts": "quantize.out_dir", "quantize_runs": "quantize.runs_dir",
              "results": "evaluate.out_dir", "bench": "bench.out_dir", "reports": "compare.out_dir",
-             "handoff": "handoff.out_dir"}
+             "handoff": "handoff.out_dir", "serving": "serving.out_dir"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class PathKeys:
     bench: Path
     reports: Path
     handoff: Path
+    serving: Path
 
     @classmethod
     def of(cls, params: Any) -> PathKeys:
@@ -188,6 +190,13 @@ class Layout:
     @property
     def handoff(self) -> Path:
         return self.root / self.keys.handoff
+
+    def upgrade(self, name: str) -> Path:
+        """`qpipe upgrade <name>`'s outputs: two serving configurations on one artifact."""
+        return self.root / self.keys.serving / name
+
+    def failed_upgrade(self, name: str) -> Path:
+        return self.logs / "failed-upgrade" / name
 
     @property
     def approvals(self) -> Path:

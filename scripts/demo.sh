@@ -22,6 +22,7 @@ bash scripts/setup.sh
 # llama.cpp's build (compiling, ~10 min on 2 cores) overlaps the environments' pip installs.
 bash scripts/setup-llamacpp.sh & llamacpp=$!
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
+bash scripts/setup-guidellm.sh >/dev/null   # the load generator's (the serving upgrades)
 needs=$(.venv/bin/python - "$full" <<'PY'
 import sys
 from pathlib import Path

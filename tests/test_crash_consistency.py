@@ -64,6 +64,7 @@ def make_project(repo: Path, root: Path) -> None:
     shutil.copy2(repo / ".dvcignore", root / ".dvcignore")
     params = full_params(repo)
     params["variants"] = {k: v for k, v in params["variants"].items() if k in ("baseline", "gguf_f16")}
+    params["serving"]["upgrades"] = {}  # the upgrades serve variants left out here
     for spec in params["calibration"]["sets"].values():
         spec["num_samples"] = 16
     params["evaluate"].update(limit=24, warmup=1, max_tokens=16, lm_eval={"tasks": []})

@@ -56,6 +56,7 @@ def copy_project(repo: Path, root: Path) -> None:
     shutil.copy2(repo / "dvc.yaml", root / "dvc.yaml")
     params = full_params(repo)
     params["variants"] = {k: v for k, v in (params["variants"] | PAIR).items() if k in VARIANTS}
+    params["serving"]["upgrades"] = {}  # the upgrades serve variants left out here
     for spec in params["calibration"]["sets"].values():
         spec["num_samples"] = 32  # small sets: quantization in seconds
     params["evaluate"].update(limit=40, warmup=2)  # evaluation in seconds per variant

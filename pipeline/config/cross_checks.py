@@ -85,6 +85,33 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
             issues.append((("variants", name, "engine_options", "extra_args"),
                            f"extra_args must be a list of arguments, got {type(args).__name__}",
                            "write one list item per argument, e.g. `[--max-num-batched-tokens, '4096']`"))
+    issues += _upgrade_issues(data, variants, formats)
+    return issues
+
+
+def _upgrade_issues(data: Mapping[str, Any], variants: Mapping[str, Any], formats: Mapping[str, Any]) -> list[Issue]:
+    """An upgrade serves a variant's artifact with its serving configurations' engine: the variant
+    must exist and be in a format that engine serves."""
+    serving = _mapping(data.get("serving"))
+    configs = _mapping(serving.get("configs"))
+    issues: list[Issue] = []
+    for name, spec in _mapping(serving.get("upgrades")).items():
+        spec = _mapping(spec)
+        art = spec.get("artifact")
+        if not isinstance(art, str):
+            continue
+        if art not in variants:
+            issues.append((("serving", "upgrades", name, "artifact"), f"variant '{art}' is not defined",
+                           known(art, variants, "Defined")))
+            continue
+        variant = _mapping(variants[art])
+        fmt = backend_format(variant.get("backend")) if isinstance(variant.get("backend"), str) else None
+        engine = _mapping(configs.get(spec.get("current"))).get("engine")
+        served_by = variant.get("engine") or formats.get(fmt)
+        if isinstance(engine, str) and served_by in engine_names() and served_by != engine:
+            issues.append((("serving", "upgrades", name, "artifact"),
+                           f"variant '{art}' is served by {served_by}, the configurations by {engine}",
+                           f"name a variant that {engine} serves"))
     return issues
 
 

@@ -17,6 +17,7 @@ from pipeline.config.gating import CompareConfig, GatesConfig, UtilityConfig
 from pipeline.config.model_data import CalibrationConfig, DataConfig, ModelConfig, SplitConfig
 from pipeline.config.problems import fail
 from pipeline.config.serving import EnginesConfig
+from pipeline.config.upgrades import ServingSection
 from pipeline.config.variants import QuantizeConfig, Variant
 from pipeline.stage_params import ParamsHelpers
 
@@ -43,6 +44,7 @@ class Params(Section, ParamsHelpers):
     utility: UtilityConfig = Field(default_factory=UtilityConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     handoff: HandoffConfig = Field(default_factory=HandoffConfig)
+    serving: ServingSection = Field(default_factory=ServingSection)
     # how `qpipe repro` runs the stages (read by it alone; no stage declares it)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 

@@ -50,6 +50,9 @@ class LlamaCppSettings(_EngineSettings):
     ctx: PositiveInt = 4096
     slots: PositiveInt = 1
     kv_cache_dtype: str = "f16"        # -ctk/-ctv: stated, never left to the engine's default
+    # the llama-cpp-python release whose llama.cpp serves (null: the set-up's pinned build);
+    # a serving configuration's `release` (params `serving`) sets it
+    release: str | None = Field(None, pattern=r"^\d+\.\d+\.\d+$")
 
 
 class MlxSettings(_EngineSettings):

@@ -11,10 +11,12 @@ from pipeline.contracts.evalset_card import ITEM_SCHEMA, EvalItem, EvalsetCard
 from pipeline.contracts.divergence_reference import ReferencePasses
 from pipeline.contracts.records import DivergenceRecord, SampleRecord, read_lines
 from pipeline.contracts.stage_results import (BenchResults, BundleEvaluation, DivergenceResult, EvalRun,
-                                              GateCalibration, HandoffIndex, QuantizeRun)
+                                              GateCalibration, HandoffIndex, QuantizeRun,
+                                              UpgradeReport)
 
 __all__ = ["ArtifactManifest", "BenchResults", "BundleIndex", "DivergenceRecord", "DivergenceResult",
-           "GateCalibration", "QuantizeRun", "EvalRun", "HandoffIndex", "BundleEvaluation", "SampleRecord",
+           "GateCalibration", "UpgradeReport", "QuantizeRun", "EvalRun", "HandoffIndex", "BundleEvaluation",
+           "SampleRecord",
            "read_lines", "CalibrationCard", "Comparison", "Contract",
            "ContractError", "EvalItem", "EvalsetCard", "FileEntry", "ITEM_SCHEMA", "Metrics",
            "ReferencePasses", "VariantEntry"]

@@ -47,6 +47,9 @@ QUANTIZE_RUN = "quantize_run.json"
 RUN_RECORD = "{name}.json"  # runs/quantize/<variant>.json, the run record a bundle copies as QUANTIZE_RUN
 MODEL_CARD = "MODEL_CARD.md"
 TRACKING_PENDING = "tracking-pending.json"
+UPGRADE = "upgrade.json"
+UPGRADE_MD = "upgrade.md"
+UPGRADE_PLOT = "latency_vs_rate.png"
 
 # ---- schema ids (the `schema` key of each file)
 ARTIFACT_SCHEMA = "qpipe.artifact/v1"
@@ -69,3 +72,4 @@ QUANTIZE_RUN_SCHEMA = "qpipe.quantize-run/v1"
 RESULTS_SCHEMA = "qpipe.results/v1"
 SPLIT_REPORT_SCHEMA = "qpipe.split-report/v1"
 TRACKING_PENDING_SCHEMA = "qpipe.tracking-pending/v1"
+UPGRADE_SCHEMA = "qpipe.upgrade/v1"

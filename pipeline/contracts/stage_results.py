@@ -13,7 +13,8 @@ from pydantic import ConfigDict
 from pipeline.contracts.contract import Contract, Num
 from pipeline.contracts.files import (BENCH, BENCH_SCHEMA, BUNDLE_EVALUATION_SCHEMA, BUNDLE_INDEX, DIVERGENCE_SCHEMA,
                                       EVAL_RUN_SCHEMA, EVALUATION, GATE_CALIBRATION, GATE_CALIBRATION_SCHEMA,
-                                      HANDOFF_INDEX_SCHEMA, METRICS, QUANTIZE_RUN_SCHEMA, RUN, RUN_RECORD)
+                                      HANDOFF_INDEX_SCHEMA, METRICS, QUANTIZE_RUN_SCHEMA, RUN, RUN_RECORD,
+                                      UPGRADE, UPGRADE_SCHEMA)
 
 
 class OpenContract(Contract):
@@ -125,3 +126,23 @@ class BundleEvaluation(Contract):
 
     metrics: dict[str, Any]
     comparison: dict[str, Any]
+
+
+class UpgradeReport(OpenContract):
+    """`<serving.out_dir>/<upgrade>/upgrade.json`: two serving configurations on one artifact — the
+    bytes served (their hash), each configuration's engine and settings, the paired accuracy
+    verdict, each traffic mix's figures and P99 verdicts, the synthetic figure, the verdict."""
+
+    SCHEMA: ClassVar[str] = UPGRADE_SCHEMA
+    FILE: ClassVar[str] = UPGRADE
+    WRITER: ClassVar[str] = "upgrade@{name}"
+
+    upgrade: str
+    artifact: str
+    artifact_sha256: str
+    evalset_sha256: str
+    configurations: dict[str, dict[str, Any]]
+    accuracy: dict[str, Any]
+    traffic: dict[str, dict[str, Any]]
+    synthetic: dict[str, Any]
+    verdict: str

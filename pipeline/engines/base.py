@@ -109,6 +109,12 @@ class Engine(ABC):
         started from a bundle says where it runs."""
         return f"served elsewhere ({cls.name})"
 
+    @classmethod
+    def prepare_release(cls, release: str) -> None:
+        """Make `release` of this engine ready to serve (a serving configuration names it); an
+        engine whose releases are not built on demand says so."""
+        raise EngineError(f"engine {cls.name} has no releases built on demand (release {release!r})")
+
     def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
         """lm-eval's model type and arguments that reach this running engine."""
         raise EngineError(f"engine {self.name} has no HTTP endpoint for lm-eval")

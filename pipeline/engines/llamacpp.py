@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
-from pipeline.llamacpp_tools import locate
+from pipeline.llamacpp_tools import ensure, locate
 
 _SYSTEM = re.compile(r"system_info: (.*)")
 _REPACK = re.compile(r"CPU_REPACK model buffer size\s*=\s*([\d.]+ \w+)")
@@ -36,13 +36,20 @@ class LlamaCppEngine(ServerEngine):
     formats: ClassVar[frozenset[str]] = frozenset({"gguf"})
     api_key_env: ClassVar[str | None] = "LLAMA_API_KEY"
     needs_llamacpp_tools: ClassVar[bool] = True
+    # the key check's endpoint: /props wants the key in every release (before late 2025,
+    # /v1/models was public)
+    auth_path: ClassVar[str] = "/props"
 
     @classmethod
     def handoff_command(cls, model_dir: Path, settings: dict[str, Any]) -> str:
         return cls.exact_command(model_dir, settings)
 
+    @classmethod
+    def prepare_release(cls, release: str) -> None:
+        ensure(release)  # built from llama-cpp-python's sdist when missing (a few minutes)
+
     def program(self) -> list[str]:
-        return [locate().tool("llama-server")]
+        return [locate(self.settings.get("release")).tool("llama-server")]
 
     def portable_program(self) -> list[str]:
         return ["llama-server"]
@@ -62,10 +69,14 @@ class LlamaCppEngine(ServerEngine):
                 # No host-memory prompt cache: requests never reuse a prompt (cache_prompt is
                 # off), yet the cache kept every prompt and logged its whole state per request —
                 # 143 MB of log over 1,501 requests, and time spent on it. Outputs are the same.
-                "--cache-ram", "0",
+                # (Builds older than the option have no such cache.)
+                *(["--cache-ram", "0"] if self._tools().supports("llama-server", "--cache-ram") else []),
                 # Verbosity 4 prints system_info and the weight buffers (the kernel evidence).
                 "-lv", "4",
                 *[str(a) for a in s.get("extra_args", [])]]
+
+    def _tools(self):
+        return locate(self.settings.get("release"))
 
     def request_extras(self, ignore_eos: bool) -> dict[str, Any]:
         # Prompt caching off, as for vLLM's prefix cache: every request prefills its prompt.
@@ -77,7 +88,7 @@ class LlamaCppEngine(ServerEngine):
         repack = [m.group(1) for m in _REPACK.finditer(log)][:1]
         ftype = _FTYPE.search(log)
         version = _VERSION.search(log)
-        tools = locate()
+        tools = self._tools()
         kernel = "ggml CPU" + (f" + repacked weights ({repack[0]})" if repack else "")
         if system:
             feats = [f.split("=")[0].split(":")[-1].strip() for f in system.group(1).split("|")
@@ -87,6 +98,7 @@ class LlamaCppEngine(ServerEngine):
                           details={"file_type": ftype.group(1).strip() if ftype else None,
                                    "repack": repack, "gguf": gguf_file(self.artifact).name,
                                    "kv_cache_dtype": self.settings.get("kv_cache_dtype", "f16"),
+                                   "tools": tools.version,
                                    "settings": self.settings})
 
 

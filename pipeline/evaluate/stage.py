@@ -44,15 +44,18 @@ PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}",
 
 
 def open_engine(params: StageView, layout: Layout, name: str, log_path: Path, *,
-                engine: str | None = None, artifact: Path | None = None) -> Engine:
-    """The (unstarted) engine for a variant: verified artifact, settings from params."""
+                engine: str | None = None, artifact: Path | None = None,
+                settings: dict[str, Any] | None = None) -> Engine:
+    """The (unstarted) engine for a variant: verified artifact, settings from params (or
+    `settings`, a serving configuration's, whole)."""
     engine = engine or params.engine_for(name)
     art = artifact or layout.artifact(name)
     # Nothing is served from files that do not match their manifest; the hash recorded with the
     # results is the one recomputed from the bytes served.
     manifest = require_verified(art)
-    settings = params.engine_settings(name) if engine == params.engine_for(name) else \
-        getattr(params.engines, engine).model_dump() | dict(params.variants[name].engine_options)
+    if settings is None:
+        settings = params.engine_settings(name) if engine == params.engine_for(name) else \
+            getattr(params.engines, engine).model_dump() | dict(params.variants[name].engine_options)
     eng = get_engine(engine)(art, settings, log_path=log_path,
                              tokenizer_dir=layout.model,
                              url=params.variants[name].url)
@@ -61,7 +64,7 @@ def open_engine(params: StageView, layout: Layout, name: str, log_path: Path, *,
 
 
 def replicated(params: StageView, layout: Layout, name: str, first: Engine, ev, *, engine: str | None,
-               artifact: Path | None) -> Engine:
+               artifact: Path | None, settings: dict[str, Any] | None = None) -> Engine:
     """`evaluate.replicas` copies of the variant's engine behind one (pipeline.evaluate.replicas)."""
     from pipeline.engines.base import ServerEngine
     from pipeline.evaluate.replicas import Replicas, replica_environments, replica_log
@@ -70,8 +73,8 @@ def replicated(params: StageView, layout: Layout, name: str, first: Engine, ev, 
         raise EvaluateError(f"evaluate.replicas is {ev.replicas} but variant {name!r} is served by "
                             f"{first.name}{' at ' + first.url if first.url else ''}, which this "
                             "stage does not start as separate processes — fix: evaluate.replicas: 1")
-    engines = [first] + [open_engine(params, layout, name, replica_log(first.log_path, i),
-                                     engine=engine, artifact=artifact) for i in range(1, ev.replicas)]
+    engines = [first] + [open_engine(params, layout, name, replica_log(first.log_path, i), engine=engine,
+                                     artifact=artifact, settings=settings) for i in range(1, ev.replicas)]
     for e, env in zip(engines, replica_environments(type(first), ev.replicas), strict=True):
         e.extra_env = env
     return Replicas(engines, ev.concurrency)
@@ -167,7 +170,8 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
 
 
 def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine: str | None = None,
-             artifact: Path | None = None, stop_rule: StopRule | None = None) -> dict[str, Any]:
+             artifact: Path | None = None, stop_rule: StopRule | None = None,
+             settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Serve one variant and evaluate it into `out` (samples.jsonl, metrics.json, run.json,
     engine.log). Returns the metrics. With `stop_rule` the items are served in looks and the
     evaluation stops once the rule settles the variant's gate (pipeline.evaluate.looks)."""
@@ -177,9 +181,10 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
     evalset = load_evalset(layout.evalset, limit=ev.limit)
     tokenizer = load_tokenizer(layout.model, trust_remote_code=params.model.trust_remote_code)
     prompts = render(tokenizer, evalset.items)
-    eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact)
+    eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact,
+                      settings=settings)
     if ev.replicas > 1:
-        eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact)
+        eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact, settings=settings)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
     # to the harness's ids
     eng.check_prompts(prompts, [item.id for item in evalset.items])

@@ -156,7 +156,7 @@ def _parent_run(params: StageView, layout: Layout, mlflow: MlflowClient, experim
     run = mlflow.create_run(experiment_id, run_name=f"pipeline {execution.id[:10]}",
                             tags={k: v for k, v in tags.items() if v})
     run_id = run.info.run_id
-    _log_batch(mlflow, run_id, params={"base_model": params.model.name,
+    log_batch(mlflow, run_id, params={"base_model": params.model.name,
                                        "baseline": params.baseline,
                                        "variants": ",".join(params.variants)},
                metrics=calibration_effect_metrics(execution.comparison))
@@ -234,7 +234,7 @@ def _variant_run(params: StageView, mlflow: MlflowClient, experiment_id: str, pa
                             tags={"mlflow.parentRunId": parent, "qpipe.key": key,
                                   "qpipe.role": "variant", "variant": record.name})
     run_id = run.info.run_id
-    _log_batch(mlflow, run_id, params=project.variant_params(params, record), tags=tags,
+    log_batch(mlflow, run_id, params=project.variant_params(params, record), tags=tags,
                metrics=project.variant_metrics(record))
     _log_datasets(mlflow, run_id, record)
     _log_files(mlflow, run_id, record)
@@ -244,7 +244,7 @@ def _variant_run(params: StageView, mlflow: MlflowClient, experiment_id: str, pa
     return run_id, True
 
 
-def _log_batch(mlflow: MlflowClient, run_id: str, *, params: dict | None = None,
+def log_batch(mlflow: MlflowClient, run_id: str, *, params: dict | None = None,
                tags: dict | None = None, metrics: dict | None = None) -> None:
     # MLflow takes at most 100 params + tags and 1000 entities per batch.
     stamp = int(time.time() * 1000)

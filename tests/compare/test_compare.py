@@ -58,6 +58,7 @@ def project(tmp_path):
     keep = ("baseline", "baseline_rerun", "gguf_f16", "gguf_f16_rerun", "gguf_q8_0_business",
             "gguf_q2_k_business", "gptq_w4a16_business")
     data["variants"] = {k: v for k, v in data["variants"].items() if k in keep}
+    data["serving"]["upgrades"] = {}  # the upgrades serve variants left out here
     data["gates"]["critical_slices"] = ["scenario=tool_call"]
     params = Params.model_validate(data)
     rng = np.random.default_rng(0)

@@ -59,6 +59,7 @@ def project_data() -> dict:
     data = yaml.safe_load((REPO / "params.yaml").read_text())
     data["model"].update(name="smollm2-135m-instruct", path=MODEL_REL, gguf_pre_tokenizer=None)
     data["variants"] = {"baseline": data["variants"]["baseline"], **VARIANTS}
+    data["serving"]["upgrades"] = {}  # the upgrades serve variants left out here
     for spec in data["calibration"]["sets"].values():
         spec.update(num_samples=64, max_seq_len=512)
     data["evaluate"].update(limit=EVAL_LIMIT, warmup=2, max_tokens=MAX_TOKENS, lm_eval={"tasks": []})

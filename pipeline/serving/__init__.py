@@ -1,0 +1,1 @@
+"""Serving configurations compared as controlled changes: `qpipe upgrade` (docs/upgrades.md)."""
