@@ -101,3 +101,10 @@ def test_an_unknown_variant_exits_2_naming_the_closest(repo, monkeypatch):
         result = runner.invoke(app, [cmd, "basline"])
         assert result.exit_code == 2, (cmd, result.output)
         assert "unknown variant 'basline'" in result.output and "baseline" in result.output
+
+
+def test_an_unknown_upgrade_exits_2_naming_the_closest(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    result = runner.invoke(app, ["upgrade", "llamacpp_releas"])
+    assert result.exit_code == 2, result.output
+    assert "unknown upgrade 'llamacpp_releas'" in result.output and "llamacpp_release" in result.output

@@ -93,6 +93,22 @@ def requests_of(benchmark: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: r["start"])
 
 
+def schedule_problem(benchmark: dict[str, Any], rate: float) -> str | None:
+    """Why a Poisson replay did not send its requests on their schedule, or None. An open-loop
+    generator that falls behind (or starts its clock late) sends the overdue requests at once: a
+    burst the traffic never had, which would be measured as the engine's long tail."""
+    reqs = requests_of(benchmark)
+    delays = sorted(r["dispatch_delay_s"] for r in reqs if r["dispatch_delay_s"] is not None)
+    if delays and (delays[len(delays) // 2] > 0.05 or delays[-1] > max(1.0, 2 / rate)):
+        return (f"requests left up to {delays[-1]:.3g} s after their scheduled time "
+                f"(median {delays[len(delays) // 2]:.3g} s)")
+    span = max(r["start"] for r in reqs) - min(r["start"] for r in reqs) if len(reqs) > 1 else 0.0
+    expected = (len(reqs) - 1) / rate
+    if span < 0.5 * expected:
+        return f"{len(reqs)} requests sent over {span:.2f} s where the schedule spans about {expected:.1f} s"
+    return None
+
+
 def _seconds(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000
 

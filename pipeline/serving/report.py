@@ -69,6 +69,9 @@ def write_markdown(r: dict[str, Any], path: Path) -> None:
             for c in res["criteria"].values():
                 note = f" ({c['why']})" if c.get("why") else ""
                 lines.append(f"| {rate} | {c['what']} | ×{c['ratio']} | {_ci(c)} | {c['verdict']}{note} |")
+    if r.get("replays_redone"):
+        lines += ["", "Replays measured again because GuideLLM did not send them on their schedule: "
+                  + "; ".join(f"{x['replay']} ({x['why']})" for x in r["replays_redone"]) + "."]
     s = r["synthetic"]
     lines += ["", "## The synthetic fixed-shape figure", "",
               f"{s['shape']['prompt_tokens']}-token prompts → {s['shape']['output_tokens']} tokens, one request "

@@ -39,6 +39,7 @@ PARAMS = Declared("upgrade", "serving.configs", "serving.upgrades.${key}", "serv
                   "model", "engines", "evaluate", "variants", "gates", "compare.alpha", "tracking")
 SYNTHETIC = {"prompt_tokens": 256, "output_tokens": 64, "requests": 16}
 SIDES = ("current", "candidate")
+RETRIES = 2  # a replay that did not keep its schedule is measured again, at most this often
 
 
 class UpgradeError(QpipeError, ValueError):
@@ -117,7 +118,7 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
     acc = verdicts.accuracy(records["current"], records["candidate"], ENGINE_DIFF_TIERS[profile],
                             thresholds(params.gates).max_drop_overall, alpha)
     mixes = _traffic(params, layout, staging)
-    runs, rates, saturation, synthetic = _replay(params, layout, up, specs, settings, python, staging, mixes)
+    runs, rates, saturation, synthetic, redone = _replay(params, layout, up, specs, settings, python, staging, mixes)
     perf = verdicts.traffic(runs, cfg.max_p99_increase, alpha, cfg.slo.model_dump())
     for mix, res in perf.items():
         res["saturation_rps"], res["rates_rps"] = saturation.get(mix), rates[mix]
@@ -130,7 +131,7 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
                                         "engine_info": metrics[side]["engine"]} for side in SIDES},
               "profile": profile, "alpha": alpha, "max_p99_increase": cfg.max_p99_increase,
               "slo": cfg.slo.model_dump(), "accuracy": acc, "traffic": perf, "synthetic": synthetic,
-              "loadgen": _loadgen_version(python),
+              "loadgen": _loadgen_version(python), "replays_redone": redone,
               "verdict": verdicts.combine([acc["verdict"], *(m["verdict"] for m in perf.values())]),
               "seconds": round(time.time() - started, 1)}
     report = UpgradeReport.read(report, staging / UPGRADE).dump()  # the contract, typed
@@ -180,6 +181,7 @@ def _replay(params: StageView, layout: Layout, up, specs, settings, python: str,
     engines = {side: open_engine(params, layout, up.artifact, staging / side / ENGINE_LOG,
                                  engine=specs[side].engine, settings=settings[side]) for side in SIDES}
     runs: dict = {}
+    redone: list[dict[str, Any]] = []
     rates: dict[str, list[float]] = {}
     saturation: dict[str, dict[str, float]] = {}
     steps = len(mixes) * (2 + len(t.rates) * t.rounds * 2) + 2
@@ -207,14 +209,26 @@ def _replay(params: StageView, layout: Layout, up, specs, settings, python: str,
                 runs[mix][rate] = {side: [] for side in SIDES}
                 for rnd in range(t.rounds):
                     for side in (SIDES if rnd % 2 == 0 else SIDES[::-1]):
-                        bench = replay(side, f"{mix}-rate{i}-round{rnd}", data,
-                                       {"kind": "poisson", "rate": [rate]}, t.requests)
+                        tag = f"{mix}-rate{i}-round{rnd}"
+                        bench = replay(side, tag, data, {"kind": "poisson", "rate": [rate]}, t.requests)
+                        for attempt in range(1, RETRIES + 1):  # off its schedule: measured again
+                            why = loadgen.schedule_problem(bench, rate)
+                            if why is None:
+                                break
+                            redone.append({"replay": f"{tag}-{side}", "attempt": attempt, "why": why})
+                            log.warning("upgrade: replay %s-%s off its schedule (%s); again", tag, side, why)
+                            bench = replay(side, f"{tag}-again{attempt}", data, {"kind": "poisson", "rate": [rate]},
+                                           t.requests)
+                        if why is not None:
+                            raise UpgradeError(f"GuideLLM's replay {tag}-{side} did not keep its schedule "
+                                               f"{RETRIES + 1} times ({why}) — fix: a quieter machine, or fewer "
+                                               "requests per second (serving.traffic.rates)")
                         reqs = loadgen.requests_of(bench)
                         errors = loadgen.failed_count(bench)
                         if errors:
                             log.warning("upgrade: %d requests failed (%s, %s, rate %s)", errors, side, mix, rate)
                         runs[mix][rate][side].append(reqs)
-    return runs, rates, saturation, synthetic
+    return runs, rates, saturation, synthetic, redone
 
 
 def _synthetic(replay, folder: Path) -> dict[str, Any]:

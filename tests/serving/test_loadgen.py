@@ -1,0 +1,34 @@
+"""Reading GuideLLM's report: per-request timings in seconds, in the order sent, and a replay that
+did not keep its Poisson schedule (a burst of overdue requests) is named, not measured."""
+
+import numpy as np
+
+from pipeline.serving.loadgen import achieved_rate, requests_of, schedule_problem
+
+
+def report(starts, delays, latency=0.05):
+    reqs = [{"request_start_time": s, "request_end_time": s + latency, "request_latency": latency,
+             "time_to_first_token_ms": 10.0, "time_per_output_token_ms": 2.0, "inter_token_latency_ms": 1.5,
+             "prompt_tokens": 80, "output_tokens": 12, "request_dispatch_delay": d}
+            for s, d in zip(starts, delays)]
+    return {"requests": {"successful": reqs[::-1], "errored": [], "incomplete": []}}
+
+
+def test_timings_are_seconds_in_the_order_sent():
+    got = requests_of(report([0.0, 1.0, 2.0], [0.001] * 3))
+    assert [r["start"] for r in got] == [0.0, 1.0, 2.0]
+    assert got[0]["ttft_s"] == 0.010 and got[0]["tpot_s"] == 0.002 and got[0]["itl_s"] == 0.0015
+    assert achieved_rate(report([0.0, 1.0, 2.0], [0.0] * 3)) == 3 / 2.05
+
+
+def test_a_replay_on_its_schedule_is_kept_and_a_burst_is_named():
+    rng = np.random.default_rng(0)
+    rate, n = 20.0, 300
+    starts = np.cumsum(rng.exponential(1 / rate, n))
+    assert schedule_problem(report(starts, rng.uniform(0, 0.01, n)), rate) is None
+    # a clock started late: every request overdue, all sent at once
+    burst = schedule_problem(report(np.linspace(0, 0.4, n), np.full(n, 1.8e9)), rate)
+    assert burst is not None and "after their scheduled time" in burst
+    # small delays, but the requests went out over a fraction of the schedule's span
+    squeezed = schedule_problem(report(starts / 4, np.full(n, 0.001)), rate)
+    assert squeezed is not None and "sent over" in squeezed
