@@ -19,9 +19,10 @@ def main(path: str) -> None:
     with open(path, encoding="utf-8") as fh:
         scenario = json.load(fh)
     key = os.environ.pop("QPIPE_LOADGEN_API_KEY", None)
+    args = BenchmarkScenario.model_validate(scenario)  # an error here cannot print the key
     if key:
         scenario["spec"]["backend"]["api_key"] = key
-    args = BenchmarkScenario.model_validate(scenario)
+        args = BenchmarkScenario.model_validate(scenario)
     asyncio.run(entrypoints.benchmark_generative_text(args=args, progress=False, console=None))
 
 

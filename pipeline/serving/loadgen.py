@@ -11,12 +11,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import QpipeError
 from pipeline.io import write_json
+from pipeline.processes import die_with_parent, signal_group
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("guidellm_driver.py")
@@ -70,13 +72,26 @@ def run(python: str, spec: dict[str, Any], folder: Path, name: str, api_key: str
            "GUIDELLM__LOGGING__CONSOLE_LOG_LEVEL": "WARNING"}
     if api_key:
         env["QPIPE_LOADGEN_API_KEY"] = api_key
-    got = subprocess.run([python, str(DRIVER), str(path)], env=env, capture_output=True, text=True,
-                         timeout=timeout)
-    (folder / f"{name}.log").write_text(got.stdout + got.stderr, encoding="utf-8")
+    # a session of its own that dies with this process; its worker processes with it, whatever ends
+    # the call (its end, a timeout, Ctrl-C, SIGTERM): nothing keeps sending requests afterwards
+    proc = subprocess.Popen([python, str(DRIVER), str(path)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=die_with_parent)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        signal_group(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        (folder / f"{name}.log").write_text(out or "", encoding="utf-8")
+        raise LoadgenError(f"GuideLLM's replay {name} ran past {timeout:.0f} s and was stopped; its log: "
+                           f"{folder / (name + '.log')}") from None
+    finally:
+        signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (folder / f"{name}.log").write_text(out or "", encoding="utf-8")
     report = Path(spec["spec"]["outputs"][0]["path"])
-    if got.returncode != 0 or not report.is_file():
-        raise LoadgenError(f"GuideLLM's replay {name} failed (exit {got.returncode}); its log: "
-                           f"{folder / (name + '.log')}:\n{(got.stdout + got.stderr)[-1500:]}")
+    if proc.returncode != 0 or not report.is_file():
+        raise LoadgenError(f"GuideLLM's replay {name} failed (exit {proc.returncode}); its log: "
+                           f"{folder / (name + '.log')}:\n{out[-1500:]}")
     return json.loads(report.read_text(encoding="utf-8"))["benchmarks"][0]
 
 
@@ -124,4 +139,6 @@ def achieved_rate(benchmark: dict[str, Any]) -> float:
     if len(reqs) < 2:
         raise LoadgenError("a saturation run completed fewer than two requests")
     span = max(r["end"] for r in reqs) - min(r["start"] for r in reqs)
+    if span <= 0:
+        raise LoadgenError("a saturation run's requests took no measurable time")
     return len(reqs) / span

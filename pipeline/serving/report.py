@@ -32,7 +32,7 @@ def write_markdown(r: dict[str, Any], path: Path) -> None:
                      if cur["settings"].get(k) != cand["settings"].get(k))
     for c in (cur, cand):
         diff = ", ".join(f"{k}={c['settings'].get(k)}" for k in changed) or "—"
-        lines.append(f"| {c['name']} | {c['engine']} | {c['release'] or 'pinned'} | "
+        lines.append(f"| {c['name']} | {c['engine']} | {c['release'] or 'as set up'} | "
                      f"{c['engine_info'].get('version')} | {diff} |")
     lines += ["", f"## Accuracy ({a['items']} items, paired): {a['verdict']}", "",
               f"Outputs changed: {a['outputs_changed']}; task results changed: {a['task_results_changed']}; "
@@ -55,20 +55,21 @@ def write_markdown(r: dict[str, Any], path: Path) -> None:
                   f"{t['output_tokens']['p50']:.0f}/{t['output_tokens']['p99']:.0f}. Saturation (GuideLLM "
                   f"throughput profile): {m['saturation_rps']} requests/s.", "",
                   "| rate (req/s) | configuration | TTFT P50 / P99 (s) | TPOT P50 (s) | E2E P50 / P99 (s) | "
-                  "output tok/s | SLO met | goodput (req/s) |", "|---|---|---|---|---|---|---|---|"]
+                  "output tok/s | SLO met | goodput (req/s) | failed |", "|---|---|---|---|---|---|---|---|---|"]
         for rate, res in m["rates"].items():
             for side, f in res["figures"].items():
                 g = f["goodput"]
                 lines.append(f"| {rate} | {r['configurations'][side]['name']} | {f['ttft_s']['p50']} / "
                              f"{f['ttft_s']['p99']} | {f['tpot_s']['p50']} | {f['e2e_s']['p50']} / "
                              f"{f['e2e_s']['p99']} | {f['output_tokens_per_s']} | {g['attainment']} {_ci(g)} | "
-                             f"{g['goodput_per_s']} |")
+                             f"{g['goodput_per_s']} | {f['failed']} |")
         lines += ["", "| rate (req/s) | criterion | candidate / current | interval | verdict |",
                   "|---|---|---|---|---|"]
         for rate, res in m["rates"].items():
             for c in res["criteria"].values():
                 note = f" ({c['why']})" if c.get("why") else ""
-                lines.append(f"| {rate} | {c['what']} | ×{c['ratio']} | {_ci(c)} | {c['verdict']}{note} |")
+                seen = f"×{c['ratio']}" if "ratio" in c else f"{c['count']} of {c['n']}"
+                lines.append(f"| {rate} | {c['what']} | {seen} | {_ci(c)} | {c['verdict']}{note} |")
     if r.get("replays_redone"):
         lines += ["", "Replays measured again because GuideLLM did not send them on their schedule: "
                   + "; ".join(f"{x['replay']} ({x['why']})" for x in r["replays_redone"]) + "."]

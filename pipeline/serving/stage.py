@@ -104,6 +104,9 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
     if profile not in ENGINE_DIFF_TIERS:
         raise UpgradeError(f"serving.profile {profile!r} has no engine-difference tier — fix: one of "
                            f"{', '.join(ENGINE_DIFF_TIERS)}")
+    t = cfg.traffic
+    if len(set(t.rates)) != len(t.rates):
+        raise UpgradeError(f"serving.traffic.rates {t.rates} repeats a rate — fix: each rate once")
     settings = {side: settings_of(params, up.artifact, spec) for side, spec in specs.items()}
     started = time.time()
     records, metrics = {}, {}
@@ -118,11 +121,12 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
     acc = verdicts.accuracy(records["current"], records["candidate"], ENGINE_DIFF_TIERS[profile],
                             thresholds(params.gates).max_drop_overall, alpha)
     mixes = _traffic(params, layout, staging)
-    runs, rates, saturation, synthetic, redone = _replay(params, layout, up, specs, settings, python, staging, mixes)
-    perf = verdicts.traffic(runs, cfg.max_p99_increase, alpha, cfg.slo.model_dump())
+    runs, failed, rates, saturation, synthetic, redone = _replay(params, layout, up, specs, settings, python,
+                                                                 staging, mixes)
+    perf = verdicts.traffic(runs, cfg.max_p99_increase, alpha, cfg.slo.model_dump(), failed)
     for mix, res in perf.items():
         res["saturation_rps"], res["rates_rps"] = saturation.get(mix), rates[mix]
-        res["traffic"] = {k: v for k, v in mixes[mix].items() if k != "items"}
+        res["traffic"] = {k: v for k, v in mixes[mix].items() if k not in ("items", "paths")}
     report = {"schema": UPGRADE_SCHEMA, "upgrade": name, "artifact": up.artifact,
               "artifact_sha256": metrics["current"]["artifact_sha256"],
               "evalset_sha256": metrics["current"]["evalset_sha256"],
@@ -153,7 +157,8 @@ def _compress(staging: Path, above: int = 1 << 20) -> None:
 
 
 def _traffic(params: StageView, layout: Layout, staging: Path) -> dict[str, dict[str, Any]]:
-    """Each mix's requests (traffic/<mix>.jsonl) and card."""
+    """Each mix's requests, drawn afresh for every round (traffic/<mix>-round<r>.jsonl: both sides
+    of a round replay the same requests, another round other ones), and their cards."""
     from pipeline.evaluate.harness import load_evalset, render
     from pipeline.models import load_tokenizer
 
@@ -165,8 +170,13 @@ def _traffic(params: StageView, layout: Layout, staging: Path) -> dict[str, dict
     folder.mkdir()
     cards = {}
     for k, (mix, spec) in enumerate(t.mixes.items()):
-        drawn, threshold = traffic.draw(pool, t.requests, spec.long_share, t.long_quantile, t.seed + k)
-        cards[mix] = traffic.write_mix(drawn, folder, mix, threshold) | {"path": str(folder / f"{mix}.jsonl")}
+        rounds = []
+        for rnd in range(t.rounds):
+            drawn, threshold = traffic.draw(pool, t.requests, spec.long_share, t.long_quantile,
+                                            t.seed + 1000 * k + rnd)
+            rounds.append(traffic.write_mix(drawn, folder, f"{mix}-round{rnd}", threshold))
+        cards[mix] = rounds[0] | {"paths": [str(folder / f"{mix}-round{r}.jsonl") for r in range(t.rounds)],
+                                  "long_share": round(sum(c["long_share"] for c in rounds) / len(rounds), 4)}
     return cards
 
 
@@ -181,54 +191,58 @@ def _replay(params: StageView, layout: Layout, up, specs, settings, python: str,
     engines = {side: open_engine(params, layout, up.artifact, staging / side / ENGINE_LOG,
                                  engine=specs[side].engine, settings=settings[side]) for side in SIDES}
     runs: dict = {}
+    failed: dict = {}
     redone: list[dict[str, Any]] = []
     rates: dict[str, list[float]] = {}
     saturation: dict[str, dict[str, float]] = {}
     steps = len(mixes) * (2 + len(t.rates) * t.rounds * 2) + 2
     with engines["current"], engines["candidate"], progress.task(f"upgrade {up.artifact}", total=steps) as shown:
 
-        def replay(side: str, tag: str, data: Path | dict, profile: dict, requests: int) -> dict:
+        def replay(side: str, tag: str, data: Path | dict, profile: dict, requests: int, seed: int = t.seed) -> dict:
             eng = engines[side]
             shown.status(f"{tag} {side}")
             spec = loadgen.scenario(f"http://127.0.0.1:{eng.port}", data, layout.model.resolve(), profile,
-                                    requests, folder / f"{tag}-{side}.json", t.seed)
-            got = loadgen.run(python, spec, folder, f"{tag}-{side}", eng.api_key)
+                                    requests, folder / f"{tag}-{side}.json", seed)
+            # a Poisson replay lasts about requests / rate: its limit grows with it
+            limit = 600 + 5 * requests / profile["rate"][0] if profile["kind"] == "poisson" else 1800
+            got = loadgen.run(python, spec, folder, f"{tag}-{side}", eng.api_key, timeout=limit)
             shown.advance()
             return got
 
         synthetic = _synthetic(replay, folder)
         for mix, card in mixes.items():
-            data = Path(card["path"])
+            paths = [Path(p) for p in card["paths"]]
             everything = {"kind": "throughput", "max_concurrency": 64}  # all at once: the saturation rate
-            sat = {side: loadgen.achieved_rate(replay(side, f"{mix}-saturation", data, everything, t.requests))
+            sat = {side: loadgen.achieved_rate(replay(side, f"{mix}-saturation", paths[0], everything, t.requests))
                    for side in SIDES}
             saturation[mix] = {k: round(v, 3) for k, v in sat.items()}
             rates[mix] = [round(r * sat["current"], 3) if t.rate_unit == "saturation" else r for r in t.rates]
-            runs[mix] = {}
+            runs[mix], failed[mix] = {}, {}
             for i, rate in enumerate(rates[mix]):
-                runs[mix][rate] = {side: [] for side in SIDES}
+                runs[mix][rate], failed[mix][rate] = {side: [] for side in SIDES}, {side: [] for side in SIDES}
                 for rnd in range(t.rounds):
+                    # both sides of a round: the same requests at the same arrival times; rounds differ
+                    poisson, seed = {"kind": "poisson", "rate": [rate]}, t.seed + 1000 * i + rnd
                     for side in (SIDES if rnd % 2 == 0 else SIDES[::-1]):
                         tag = f"{mix}-rate{i}-round{rnd}"
-                        bench = replay(side, tag, data, {"kind": "poisson", "rate": [rate]}, t.requests)
-                        for attempt in range(1, RETRIES + 1):  # off its schedule: measured again
-                            why = loadgen.schedule_problem(bench, rate)
-                            if why is None:
-                                break
+                        bench = replay(side, tag, paths[rnd], poisson, t.requests, seed)
+                        why, attempt = loadgen.schedule_problem(bench, rate), 0
+                        while why is not None and attempt < RETRIES:  # off its schedule: measured again
+                            attempt += 1
                             redone.append({"replay": f"{tag}-{side}", "attempt": attempt, "why": why})
                             log.warning("upgrade: replay %s-%s off its schedule (%s); again", tag, side, why)
-                            bench = replay(side, f"{tag}-again{attempt}", data, {"kind": "poisson", "rate": [rate]},
-                                           t.requests)
+                            bench = replay(side, f"{tag}-again{attempt}", paths[rnd], poisson, t.requests, seed)
+                            why = loadgen.schedule_problem(bench, rate)
                         if why is not None:
                             raise UpgradeError(f"GuideLLM's replay {tag}-{side} did not keep its schedule "
                                                f"{RETRIES + 1} times ({why}) — fix: a quieter machine, or fewer "
                                                "requests per second (serving.traffic.rates)")
-                        reqs = loadgen.requests_of(bench)
                         errors = loadgen.failed_count(bench)
                         if errors:
                             log.warning("upgrade: %d requests failed (%s, %s, rate %s)", errors, side, mix, rate)
-                        runs[mix][rate][side].append(reqs)
-    return runs, rates, saturation, synthetic, redone
+                        runs[mix][rate][side].append(loadgen.requests_of(bench))
+                        failed[mix][rate][side].append(errors)
+    return runs, failed, rates, saturation, synthetic, redone
 
 
 def _synthetic(replay, folder: Path) -> dict[str, Any]:
@@ -266,7 +280,7 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
              f"{a['task_results_changed']} task results)"]
     for mix, m in r["traffic"].items():
         worst = [f"{k} ×{v['ratio']} [{v['ci_low']}, {v['ci_high']}] {v['verdict']}"
-                 for rate in m["rates"].values() for k, v in rate["criteria"].items()]
+                 for rate in m["rates"].values() for k, v in rate["criteria"].items() if "ratio" in v]
         lines.append(f"  traffic {mix}: {m['verdict']} — " + "; ".join(worst))
     s = r["synthetic"]
     lines.append(f"  synthetic fixed shape: output tok/s ×{s['output_tokens_per_s_ratio']}, "

@@ -19,6 +19,7 @@ from pipeline.stats.latency import at_most_increase, summary
 from pipeline.stats.noninferiority import at_most, noninferiority
 
 JUDGED = {"ttft_s": "P99 time to first token", "e2e_s": "P99 end-to-end latency"}
+MAX_FAILED = 0.01
 
 
 def combine(verdicts: list[str]) -> str:
@@ -53,9 +54,13 @@ def _mean(v: list[float]) -> float | None:
 
 
 def traffic(runs: dict[str, dict[float, dict[str, list[list[dict]]]]], tolerance: float,
-            alpha: float, slo: dict[str, float]) -> dict[str, Any]:
-    """`runs[mix][rate][side]`: one list of request timings per round. Per mix: each rate's
-    figures for both sides, its criteria, and the mix's verdict."""
+            alpha: float, slo: dict[str, float],
+            failed: dict[str, dict[float, dict[str, list[int]]]] | None = None) -> dict[str, Any]:
+    """`runs[mix][rate][side]`: one list of the successful requests' timings per round;
+    `failed[mix][rate][side]`: the requests that failed, per round. Per mix: each rate's figures
+    for both sides, its criteria, and the mix's verdict. A failed request has no latency to rank,
+    so failures are a criterion of their own: the candidate's share of failed requests at most
+    MAX_FAILED (Wilson) — a candidate that drops its slowest requests does not pass on speed."""
     out = {}
     for mix, by_rate in runs.items():
         tests = len(by_rate) * len(JUDGED)
@@ -65,9 +70,19 @@ def traffic(runs: dict[str, dict[float, dict[str, list[list[dict]]]]], tolerance
             for metric, label in JUDGED.items():
                 cur = [[r[metric] for r in rnd if r[metric] is not None] for rnd in sides["current"]]
                 cand = [[r[metric] for r in rnd if r[metric] is not None] for rnd in sides["candidate"]]
-                criteria[f"p99_{metric.removesuffix('_s')}"] = {
-                    "what": label, **at_most_increase(cur, cand, 0.99, tolerance, alpha=alpha, tests=tests)}
-            rates[str(rate)] = {"figures": {side: {**figures(rounds), "goodput": goodput(rounds, slo, alpha)}
+                name = f"p99_{metric.removesuffix('_s')}"
+                if not any(cur) or not any(cand):
+                    criteria[name] = {"what": label, "verdict": "inconclusive", "ratio": None, "ci_low": None,
+                                      "ci_high": None, "why": "no request measured on one side"}
+                    continue
+                criteria[name] = {"what": label,
+                                  **at_most_increase(cur, cand, 0.99, tolerance, alpha=alpha, tests=tests)}
+            lost = {side: sum((failed or {}).get(mix, {}).get(rate, {}).get(side, [])) for side in sides}
+            served = sum(len(rnd) for rnd in sides["candidate"]) + lost["candidate"]
+            criteria["failed_requests"] = {"what": f"share of the candidate's requests that failed (≤ {MAX_FAILED})",
+                                           **at_most(lost["candidate"], served, MAX_FAILED, alpha)}
+            rates[str(rate)] = {"figures": {side: {**figures(rounds), "goodput": goodput(rounds, slo, alpha),
+                                                   "failed": lost[side]}
                                             for side, rounds in sides.items()},
                                 "criteria": criteria}
         verdict = combine([c["verdict"] for r in rates.values() for c in r["criteria"].values()])
@@ -96,7 +111,8 @@ def goodput(rounds: list[list[dict]], slo: dict[str, float], alpha: float) -> di
     from pipeline.stats.noninferiority import wilson_interval
 
     reqs = [r for rnd in rounds for r in rnd]
-    good = sum((r["ttft_s"] or 0) <= slo["ttft_s"] and r["e2e_s"] <= slo["e2e_s"] for r in reqs)
+    good = sum(r["ttft_s"] is not None and r["ttft_s"] <= slo["ttft_s"] and r["e2e_s"] <= slo["e2e_s"]
+               for r in reqs)
     lo, hi = wilson_interval(good, len(reqs), 1 - alpha)
     span = sum(max(r["end"] for r in rnd) - min(r["start"] for r in rnd) for rnd in rounds if rnd)
     return {"good": good, "requests": len(reqs), "attainment": round(good / len(reqs), 4) if reqs else None,

@@ -2,6 +2,7 @@
 did not keep its Poisson schedule (a burst of overdue requests) is named, not measured."""
 
 import numpy as np
+import pytest
 
 from pipeline.serving.loadgen import achieved_rate, requests_of, schedule_problem
 
@@ -32,3 +33,28 @@ def test_a_replay_on_its_schedule_is_kept_and_a_burst_is_named():
     # small delays, but the requests went out over a fraction of the schedule's span
     squeezed = schedule_problem(report(starts / 4, np.full(n, 0.001)), rate)
     assert squeezed is not None and "sent over" in squeezed
+
+
+def test_the_load_generator_and_its_workers_end_with_the_call(tmp_path):
+    """A replay cut short (here by its timeout; Ctrl-C and SIGTERM take the same path) takes the
+    load generator's whole process group with it: nothing keeps sending requests."""
+    import os
+    import time
+
+    from pipeline.serving.loadgen import LoadgenError, run
+
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nsleep 60 &\necho $$ $! > {tmp_path / 'pids'}\nsleep 60\n")
+    fake.chmod(0o755)
+    spec = {"spec": {"outputs": [{"path": str(tmp_path / "report.json")}]}}
+    with pytest.raises(LoadgenError, match="ran past 1 s"):
+        run(str(fake), spec, tmp_path, "cut", api_key=None, timeout=1.0)
+    assert (tmp_path / "cut.log").is_file()
+    pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
+    time.sleep(0.2)
+
+    def alive(pid):  # a zombie (not yet reaped by init) is no longer running
+        stat = f"/proc/{pid}/stat"
+        return os.path.exists(stat) and open(stat).read().rsplit(")", 1)[1].split()[0] != "Z"
+
+    assert len(pids) == 2 and not any(alive(p) for p in pids)

@@ -59,7 +59,7 @@ def test_the_report_plot_and_mlflow_runs_are_written(small_batch):
     md = (out / "upgrade.md").read_text()
     assert "**Verdict: FAIL**" in md and "P99 end-to-end latency" in md
     assert (out / "latency_vs_rate.png").stat().st_size > 1000
-    prompts = {json.loads(x)["prompt"] for x in (out / "traffic" / "short_long_80_20.jsonl").open()}
+    prompts = {json.loads(x)["prompt"] for x in (out / "traffic" / "short_long_80_20-round1.jsonl").open()}
     assert all("<|im_start|>" in p for p in prompts)  # chat-rendered evaluation prompts, nothing else
     assert r["mlflow"]["logged"] and r["mlflow"]["made"]
     client = MlflowClient(tracking_uri=f"sqlite:///{served.root / 'mlflow.db'}")

@@ -1,9 +1,10 @@
 """The upgrade's accuracy verdict from paired records, and how criteria combine."""
 
+import numpy as np
 import pytest
 
 from pipeline.compare.gates import ENGINE_DIFF_TIERS
-from pipeline.serving.verdicts import accuracy, combine, goodput
+from pipeline.serving.verdicts import accuracy, combine, goodput, traffic
 
 
 def records(n, *, changed=0, lost=0, prefix="out"):
@@ -51,3 +52,31 @@ def test_goodput_counts_requests_meeting_both_limits():
     got = goodput([rnd], {"ttft_s": 0.1, "e2e_s": 0.5}, 0.05)
     assert got["good"] == 1 and got["attainment"] == pytest.approx(1 / 3, abs=1e-3)
     assert got["goodput_per_s"] == pytest.approx(0.5) and got["ci_low"] < 1 / 3 < got["ci_high"]
+
+
+def rounds(n_rounds, n, scale, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_rounds):
+        lat = scale * rng.lognormal(-3.0, 0.8, n)
+        out.append([{"ttft_s": x / 2, "e2e_s": x, "tpot_s": 0.001, "itl_s": 0.001, "start": i * 0.05,
+                     "end": i * 0.05 + x, "output_tokens": 10} for i, x in enumerate(lat)])
+    return out
+
+
+def test_a_candidate_that_fails_requests_does_not_pass_on_the_ones_it_answered():
+    runs = {"mix": {10.0: {"current": rounds(2, 300, 1.0, 1), "candidate": rounds(2, 300, 1 / 3, 2)}}}
+    clean = traffic(runs, 0.10, 0.05, {"ttft_s": 1.0, "e2e_s": 1.0})
+    assert clean["mix"]["verdict"] == "pass"  # 3× faster, nothing failed
+    lossy = traffic(runs, 0.10, 0.05, {"ttft_s": 1.0, "e2e_s": 1.0},
+                    {"mix": {10.0: {"current": [0, 0], "candidate": [20, 20]}}})
+    crit = lossy["mix"]["rates"]["10.0"]["criteria"]["failed_requests"]
+    assert crit["verdict"] == "fail" and crit["count"] == 40 and lossy["mix"]["verdict"] == "fail"
+    assert lossy["mix"]["rates"]["10.0"]["figures"]["candidate"]["failed"] == 40
+
+
+def test_a_side_with_nothing_measured_is_inconclusive_not_a_crash():
+    runs = {"mix": {10.0: {"current": rounds(2, 300, 1.0, 1), "candidate": [[], []]}}}
+    got = traffic(runs, 0.10, 0.05, {"ttft_s": 1.0, "e2e_s": 1.0})
+    assert got["mix"]["rates"]["10.0"]["criteria"]["p99_e2e"]["verdict"] == "inconclusive"
+    assert got["mix"]["verdict"] != "pass"
