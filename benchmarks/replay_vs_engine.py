@@ -102,7 +102,8 @@ def main() -> None:
               f"P50 {r['per_request_p50']}; overhead P50 {r['overhead_ms_p50']} ms of {r['e2e_ms_p50']} ms; "
               f"{r['matched_tokens']}/{r['requests']} token counts matched ({r['engine']})", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"variant": args.variant, "params": str(params_path), **rows}, indent=2))
+        # where the project lay is this machine's business: the model and the variant say what ran
+        args.json.write_text(json.dumps({"variant": args.variant, "model": params.model.name, **rows}, indent=2))
 
 
 if __name__ == "__main__":
