@@ -36,7 +36,7 @@ from pipeline.evaluate.harness import load_evalset, render  # noqa: E402
 from pipeline.evaluate.stage import PARAMS, open_engine  # noqa: E402
 from pipeline.layout import Layout  # noqa: E402
 from pipeline.models import load_tokenizer  # noqa: E402
-from pipeline.serving import loadgen, traffic  # noqa: E402
+from pipeline.loadgen import guidellm_runs as loadgen, traffic  # noqa: E402
 
 TIMING = re.compile(r"task (\d+) \| prompt eval time =\s*([\d.]+) ms.*?\n.*?eval time =\s*([\d.]+) ms /\s*(\d+) tokens",
                     re.S)

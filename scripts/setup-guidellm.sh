@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up of the load generator, GuideLLM, in its own locked environment: it pins
 # transformers and torch releases of its own, so it cannot share the core environment; `qpipe
-# upgrade` runs it as a subprocess (pipeline/serving/guidellm_driver.py).
+# upgrade` runs it as a subprocess (pipeline/loadgen/guidellm_driver.py).
 #
 # The environment lives outside the checkout, keyed by the lock file's hash, so every clone on a
 # machine shares one (~1.5 GB, a few minutes to make): ${QPIPE_CACHE:-~/.cache/qpipe}/envs/guidellm-<hash>.

@@ -24,7 +24,8 @@ STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare":
 # Below every stage: they import no stage.
 KERNELS = {"artifacts", "contracts", "engines", "stats", "tracking", "config", "errors.py", "io.py",
            "importgraph.py", "layout.py", "models.py", "names.py", "plugins.py", "processes.py",
-           "progress.py", "secrets.py", "llamacpp_tools.py", "logs.py", "stage_params.py", "contract_map.py"}
+           "progress.py", "secrets.py", "llamacpp_tools.py", "logs.py", "stage_params.py", "contract_map.py",
+           "loadgen"}
 # Above every stage: the command line, the whole-project validation and `qpipe repro` (which
 # runs the stages' commands) call into stages.
 ORCHESTRATION = {"cli.py", "validate.py", "environments.py", "orchestrate"}

@@ -461,3 +461,23 @@ def test_a_release_is_built_only_for_an_engine_that_builds_them(tmp_path, params
     params["serving"]["configs"]["vllm_old"] = {"engine": "vllm", "release": "0.8.5"}
     problem = one_problem(write(tmp_path, params))
     assert problem.key == "serving.configs.vllm_old.release" and "python" in problem.fix
+
+
+def test_too_few_replayed_requests_to_bound_a_p99_are_refused(tmp_path, params):
+    """Below the order statistics' minimum (rounds pooled) every P99 criterion could only be
+    inconclusive: the same count pipeline.stats.latency gives."""
+    from pipeline.stats.latency import requests_for_upper_bound
+
+    needed = requests_for_upper_bound(0.99, 1 - 0.05 / 2)
+    params["serving"]["traffic"].update(requests=needed // 2 - 1, rounds=2)
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.traffic.requests" and f"needs ≥ {needed}" in problem.message
+    assert problem.fix == f"set requests ≥ {needed // 2 + needed % 2} (or more rounds)"
+    params["serving"]["traffic"]["requests"] = needed // 2 + needed % 2
+    assert check_params(write(tmp_path, params))[2] == []
+
+
+def test_bench_traffic_levels_are_increasing(tmp_path, params):
+    params["bench"]["traffic"] = {"concurrency": [8, 1]}
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "bench.traffic.concurrency" and "lowest first" in problem.fix

@@ -71,7 +71,8 @@ def make_project(repo: Path, root: Path) -> None:
     params["divergence"].update(long_prompts=0)
     params["gate_calibration"].update(items=24, start=0.3, max_steps=2, batch=24)
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=16, output_len=4,
-                           concurrency=[1], stream_requests=1, variants=["baseline", "gguf_f16"])
+                           concurrency=[1], stream_requests=1, variants=["baseline", "gguf_f16"],
+                           traffic={"requests": 6, "concurrency": [1, 2]})
     params["compare"].update(noise_floor={}, engine_baselines={"llamacpp": "gguf_f16"})
     write_project(repo, root, params)
 

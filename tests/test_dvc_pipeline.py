@@ -64,7 +64,8 @@ def copy_project(repo: Path, root: Path) -> None:
     params["gate_calibration"].update(start=0.3, max_steps=3, batch=40)  # three steps on 40 items
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=32, output_len=8,
                            concurrency=[1], stream_requests=2,
-                           variants=["baseline", "gguf_q4_k_m_business"])
+                           variants=["baseline", "gguf_q4_k_m_business"],
+                           traffic={"requests": 6, "concurrency": [1, 2]})
     write_project(repo, root, params)
 
 

@@ -82,7 +82,12 @@ def code_of(stage: dict) -> set[str]:
 
         variant = yaml.safe_load((REPO / "params.yaml").read_text())["variants"][cmd[2]]
         entry.add(backends()[variant["backend"]].target.partition(":")[0])
-    return {p.relative_to(REPO).as_posix() for p in closure(entry, REPO / "pipeline")}
+    code = {p.relative_to(REPO).as_posix() for p in closure(entry, REPO / "pipeline")}
+    return code | {script for module, scripts in SCRIPTS.items() if module in code for script in scripts}
+
+
+# Modules that run a file of the package as a script in another environment (not an import)
+SCRIPTS = {"pipeline/loadgen/guidellm_runs.py": ["pipeline/loadgen/guidellm_driver.py"]}
 
 
 def covered(path: str, deps: list[str]) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 from pipeline.stats.paired import hodges_lehmann_interval, latency_test, paired_latency  # noqa: F401
 
 
-def _neighbours(measurements: list[dict], j: int, baseline: str) -> list[dict]:
+def neighbours(measurements: list[dict], j: int, baseline: str) -> list[dict]:
     """The baseline measurements just before and just after measurement j."""
     before = next((m for m in reversed(measurements[:j]) if m["variant"] == baseline), None)
     after = next((m for m in measurements[j + 1:] if m["variant"] == baseline), None)
@@ -41,13 +41,13 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
         name = m["variant"]
         if name == baseline:
             continue
-        bases = _neighbours(measurements, j, baseline)
+        bases = neighbours(measurements, j, baseline)
         # The paired latency test: request i of this run against request i of its bracketing
         # baseline runs (same prompt, same position), each baseline run used once per variant.
         fresh = [b for b in bases if id(b) not in used.setdefault(name, set())]
         used[name].update(id(b) for b in fresh)
         per.setdefault(name, {}).setdefault("log_ratios", []).extend(
-            _log_ratios(stream1(m, "e2e") or [], [stream1(b, "e2e") or [] for b in fresh]))
+            log_ratios(stream1(m, "e2e") or [], [stream1(b, "e2e") or [] for b in fresh]))
         mean = lambda f, bases=bases: statistics.fmean(f(b) for b in bases)  # noqa: E731
         acc = per[name]
         for k in ("output", "total", "ttft", "tpot", "rss", "e2e", "e2e_base", "tpot1"):
@@ -97,7 +97,7 @@ def ratios(measurements: list[dict], baseline: str, sizes: dict[str, int],
     return out
 
 
-def _log_ratios(variant: list[float], bases: list[list[float]]) -> list[float]:
+def log_ratios(variant: list[float], bases: list[list[float]]) -> list[float]:
     """Per request: log(variant latency) − mean over the baseline runs of log(their latency for
     the same request)."""
     bases = [b for b in bases if len(b) == len(variant)]

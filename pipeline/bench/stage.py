@@ -14,7 +14,10 @@ between measurements, up to `live_engines`: pipeline/bench/pool.py):
   measured runs; median output tok/s and total tok/s, reported separately;
 - streaming at each `concurrency` level: TTFT, TPOT and end-to-end latency p50/p99;
 - the engine processes' peak memory (GPU memory where there is a GPU);
-- the roofline fraction: weight bytes read per decode step × steps/s over memory bandwidth.
+- the roofline fraction: weight bytes read per decode step × steps/s over memory bandwidth;
+- the business's own traffic (`bench.traffic`, pipeline/bench/business_traffic.py): requests drawn from the
+  evaluation set, replayed by GuideLLM at fixed concurrency levels — the speed the comparison
+  reads where it was measured.
 The transformers reference engine is left out: it measures transformers, not serving.
 """
 
@@ -24,6 +27,7 @@ import logging
 import shutil
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,19 +35,21 @@ import numpy as np
 from pipeline import progress
 from pipeline.evaluate.harness import MemorySampler, gpu_memory, run_prompts
 from pipeline.bench.pool import EnginePool
+from pipeline.bench import business_traffic as traffic
 from pipeline.bench.ratios import ratios
 from pipeline.bench.twins import distinct_computations
 from pipeline.engines.base import get_engine
 from pipeline.evaluate.stage import hardware, keep_failed, open_engine
 from pipeline.io import atomic_dirs, write_json
 from pipeline.processes import gated, wait_until_alone
+from pipeline.loadgen import guidellm_runs as loadgen
 from pipeline.stage_params import Declared, StageView
 from pipeline.layout import Layout
 from pipeline.contracts.files import BENCH, BENCH_SCHEMA, MANIFEST
 
 log = logging.getLogger(__name__)
-SCHEMA = BENCH_SCHEMA  # v3: `twins` maps a variant to {as, why}; ratios carry measured_as
-PARAMS = Declared("bench", "model", "engines", "bench", "variants")
+SCHEMA = BENCH_SCHEMA  # v4: measurements carry `traffic`; ratios `speed_source` (+ `fixed_shape`)
+PARAMS = Declared("bench", "model", "engines", "bench", "variants", "evaluate.evalset", "serving.loadgen_python")
 
 
 def bench_prompts(tokenizer, n: int, length: int) -> list[list[int]]:
@@ -141,18 +147,20 @@ def schedule(names: list[str], baseline: str, rounds: int, every: int) -> list[t
     return out
 
 
-def measure(eng, cfg, prompts, startup: float | None) -> dict[str, Any]:
+def measure(eng, cfg, prompts, startup: float | None, replay=None) -> dict[str, Any]:
     """One measurement on a serving engine; ``startup``: the seconds it took to start for this
-    measurement (None: it was already serving, from an earlier one)."""
+    measurement (None: it was already serving, from an earlier one); ``replay(eng)``: the
+    business traffic's replay against it (None: not measured)."""
     with MemorySampler(eng.pids) as mem:
         off = offline(eng, prompts, cfg)
         stream = streaming(eng, prompts, cfg)
+        replayed = replay(eng) if replay else None
         info = eng.info()
         gpu = gpu_memory()
     return {"engine": info.__dict__,
             "startup_seconds": None if startup is None else round(startup, 2),
             "engine_log": eng.log_path.name, "offline": off,
-            "streaming": stream, "peak_rss_bytes": mem.peak or None, "gpu": gpu}
+            "streaming": stream, "traffic": replayed, "peak_rss_bytes": mem.peak or None, "gpu": gpu}
 
 
 def served_variants(params: StageView) -> tuple[list[str], dict[str, str]]:
@@ -214,6 +222,10 @@ def _measure_all(params: StageView, layout: Layout, cfg, names, left_out, twins,
                  staging) -> dict[str, Any]:
     measurements: list[dict] = []
     logs = staging / "logs"
+    requests, python = None, None
+    if cfg.traffic.enabled:  # drawn once: every measurement replays the same requests in the same order
+        python = loadgen.loadgen_python(params.serving.loadgen_python)
+        requests = traffic.draw_requests(params, layout, staging / "traffic")
     opener = lambda n, path: open_engine(params, layout, n, path)  # noqa: E731
     with progress.task("bench", total=len(plan)) as shown, \
             EnginePool(opener, cfg.live_engines) as pool:
@@ -238,12 +250,20 @@ def _measure_all(params: StageView, layout: Layout, cfg, names, left_out, twins,
             shown.status(f"round {r + 1}: {name}")
             started = time.time()
             eng, startup = pool.get(name, logs / f"{k:02d}-{name}.log")
+            replay = None
+            if requests is not None:
+                replay = lambda e, k=k, name=name: traffic.replay(  # noqa: E731
+                    python, e, cfg, Path(requests["path"]), layout.model.resolve(), staging / "traffic",
+                    f"{k:02d}-{name}")
             measurements.append({"variant": name, "round": r, "position": k,
                                  "started_at": round(started, 1),
-                                 **measure(eng, cfg, prompts, startup)})
+                                 **measure(eng, cfg, prompts, startup, replay)})
             shown.advance()
         log.info("bench: %d measurements, %d engine starts", len(plan), pool.starts)
     result = _result(params, cfg, names, left_out, measurements, bandwidth, layout, twins)
+    if requests is not None:  # what was replayed: composition and lengths, the items' ids
+        result["traffic"] = {k: v for k, v in requests.items() if k != "path"} | {
+            "file": "traffic/requests.jsonl", "loadgen": loadgen.version(python)}
     result["engines_started_together"] = prestarted  # before the first measurement
     # seconds the prepared engines waited for the stages beside them (None: started alone); their
     # startup_seconds then include that contention, no other figure does
@@ -267,7 +287,8 @@ def _result(params: StageView, cfg, names, left_out, measurements, bandwidth, la
 
     sizes = {n: weight_bytes(ArtifactManifest.load(layout.artifact(n) / MANIFEST).dump())
              for n in [*names, *twins]}
-    measured = ratios(measurements, params.baseline, sizes, bandwidth)
+    measured = traffic.merge(ratios(measurements, params.baseline, sizes, bandwidth),
+                             traffic.ratios(measurements, params.baseline), params.baseline)
     for twin, same in twins.items():
         measured[twin] = {**measured[same["as"]], "measured_as": same["as"], "measured_as_why": same["why"]}
     return {"schema": SCHEMA, "baseline": params.baseline, "hardware": hardware(),
@@ -281,7 +302,9 @@ def summary_lines(r: dict[str, Any]) -> list[str]:
     """The bench result for the terminal: each variant's speed ratio against the baseline, then
     every variant left out and why."""
     lines = [f"{name}: output tok/s ×{x['output_tps_ratio']} vs {r['baseline']} "
-             f"(rounds {x['output_tps_ratio_per_round']}), roofline {x['roofline_fraction']}"
+             f"(rounds {x['output_tps_ratio_per_round']}; {x.get('speed_source', 'fixed shape')}"
+             + (f", fixed shape ×{x['fixed_shape']['output_tps_ratio']}" if x.get("fixed_shape") else "")
+             + f"), roofline {x['roofline_fraction']}"
              + (f" — {x.get('measured_as_why', 'the same bytes served alike')} as "
                 f"{x['measured_as']}: measured once" if x.get("measured_as") else "")
              for name, x in r["ratios"].items()]

@@ -247,18 +247,22 @@ def matched_speed(v: dict[str, Any], bench: dict[str, Any] | None) -> dict[str, 
     if not (bench and v["speed"].get("serving_engine") and v["variant"] in bench):
         return {}
     entry, ref = bench[v["variant"]], v.get("reference")
+    source = entry.get("speed_source", "fixed shape")  # business traffic where bench replayed it
     cross = {"output_tps_ratio": entry.get("output_tps_ratio"),
              "speedup_ci": (entry.get("latency_paired") or {}).get("speedup_ci")}
     ref_entry = bench.get(ref) if ref else None
+    fixed = (entry.get("fixed_shape") or {}).get("output_tps_ratio")  # the fixed shape, for contrast
     if ref_entry is None or "log_latency_ratios" not in ref_entry:  # the bench's own baseline
-        return {"against": ref, **cross}
+        return {"against": ref, "source": source, "fixed_shape_ratio": fixed, **cross}
+    ref_fixed = (ref_entry.get("fixed_shape") or {}).get("output_tps_ratio")
     mine, theirs = entry.get("log_latency_ratios") or [], ref_entry["log_latency_ratios"]
     ci = None
     if mine and len(mine) == len(theirs):
         ci = paired_latency([a - b for a, b in zip(mine, theirs)]).get("speedup_ci")
     ratio = (round(entry["output_tps_ratio"] / ref_entry["output_tps_ratio"], 4)
              if entry.get("output_tps_ratio") and ref_entry.get("output_tps_ratio") else None)
-    return {"against": ref, "output_tps_ratio": ratio, "speedup_ci": ci, "cross_engine": cross}
+    return {"against": ref, "source": source, "output_tps_ratio": ratio, "speedup_ci": ci, "cross_engine": cross,
+            "fixed_shape_ratio": round(fixed / ref_fixed, 4) if fixed and ref_fixed else None}
 
 
 def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, Any]:
@@ -281,8 +285,8 @@ def _gain(v, bench, t: GateThresholds, reference_role: str | None) -> dict[str, 
         fast = "pass" if ci[0] >= t.min_speedup else "fail" if ci[1] < t.min_speedup else "inconclusive"
     verdict = "pass" if small or fast == "pass" else "inconclusive" if fast == "inconclusive" else "fail"
     speed_txt = ("n/a (not benched on a serving engine)" if speed is None and ci is None else
-                 f"{speed} offline output tok/s (throughput under load, reported)"
-                 + (f"; single-stream latency paired speed-up 95% CI [{ci[0]}, {ci[1]}] (judged)" if ci
+                 f"{speed} output tok/s under load ({m.get('source', 'fixed shape')}, reported)"
+                 + (f"; one-at-a-time latency paired by request, speed-up 95% CI [{ci[0]}, {ci[1]}] (judged)" if ci
                     else " (no paired interval: too few requests)") + f" — both against {m['against']}")
     cross = m.get("cross_engine")
     if cross and cross.get("output_tps_ratio") is not None:

@@ -29,6 +29,10 @@ def _row(name: str, v: dict[str, Any], bench: dict) -> str:
         ("" if sp["serving_engine"] else " (reference engine)")
     if ci:
         speed += f"; paired speed-up 95% CI [{ci[0]}, {ci[1]}]"
+    if ratio and m.get("source"):
+        speed += f" — {m['source']}"
+    if m.get("fixed_shape_ratio"):
+        speed += f" (fixed shape: ×{m['fixed_shape_ratio']})"
     cross = m.get("cross_engine") or {}
     if cross.get("output_tps_ratio"):
         speed += f" (across engines, vs the bench baseline: ×{cross['output_tps_ratio']}, not judged)"
@@ -86,7 +90,8 @@ def render(comparison: dict[str, Any]) -> str:
            f"question — PASS when the interval's lower bound is above −margin, FAIL when its upper "
            f"bound is below it, INCONCLUSIVE in between (with the items that would settle it).", "",
            "| variant | engine | size | accuracy (Δ, 95% CI, p) vs reference | significant slice drops (BH) | "
-           "detectors | speed vs its own engine's reference (bench, side by side) | "
+           "detectors | speed vs its own engine's reference (bench, side by side; the business's traffic "
+           "where replayed) | "
            "TTFT p50 / p99, TPOT p50 / p99 (ms, "
            "evaluation run) | engine memory | gate | "
            "utility |", "|" + "---|" * 11]

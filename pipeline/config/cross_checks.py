@@ -4,6 +4,7 @@ so they report even when another part of the file is broken."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,27 @@ def _upgrade_issues(data: Mapping[str, Any], variants: Mapping[str, Any], format
             issues.append((("serving", "upgrades", name, "artifact"),
                            f"variant '{art}' is served by {served_by}, the configurations by {engine}",
                            f"name a variant that {engine} serves"))
-    return issues
+    return issues + _p99_bound_issues(data)
+
+
+def _p99_bound_issues(data: Mapping[str, Any]) -> list[Issue]:
+    """An upgrade's P99 verdict needs an upper bound on each side's P99 (its order statistics,
+    rounds pooled, at 1 − α/2 for the ratio: pipeline.stats.latency.requests_for_upper_bound):
+    fewer requests than that can only ever be inconclusive."""
+    serving = _mapping(data.get("serving"))
+    traffic = _mapping(serving.get("traffic"))
+    requests, rounds = traffic.get("requests", 300), traffic.get("rounds", 2)
+    alpha = _mapping(data.get("compare")).get("alpha", 0.05)
+    if not (serving.get("upgrades") and all(isinstance(x, int) and x > 0 for x in (requests, rounds))
+            and isinstance(alpha, float) and 0 < alpha < 1):
+        return []
+    needed = math.ceil(math.log(alpha / 4) / math.log(0.99))  # P(all of n below ξ_0.99) ≤ α/4
+    if requests * rounds >= needed:
+        return []
+    return [(("serving", "traffic", "requests"),
+             f"{requests} requests × {rounds} rounds = {requests * rounds} per configuration cannot bound a "
+             f"P99 at α = {alpha} (it needs ≥ {needed}): every P99 criterion would stay inconclusive",
+             f"set requests ≥ {math.ceil(needed / rounds)} (or more rounds)")]
 
 
 def _variant_name_issues(data: Mapping[str, Any]) -> list[Issue]:

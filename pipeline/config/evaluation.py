@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from pipeline.config.fields import PositiveFloat, PositiveInt, Share, Section
+from pipeline.config.fields import OpenShare, PositiveFloat, PositiveInt, Share, Section
+from pipeline.config.problems import fail
 
 
 class LmEvalConfig(Section):
@@ -93,6 +94,30 @@ class GateCalibrationConfig(Section):
     seed: int = 0
 
 
+class BenchTraffic(Section):
+    """The business's own traffic against every benched variant (docs/engines.md#business-traffic):
+    requests drawn from the evaluation set (pipeline/loadgen/traffic.py), each with its logged
+    answer's output length, replayed by GuideLLM at fixed concurrency levels after each fixed-shape
+    measurement — the same requests, in the same order, for every variant. The comparison's speed
+    columns and the gain criterion read it; the fixed-shape figures stay beside it."""
+
+    enabled: bool = True
+    requests: PositiveInt = 48         # per concurrency level and measurement
+    # 1: per-request latency, paired request by request; the highest: throughput under load
+    concurrency: list[PositiveInt] = Field(default_factory=lambda: [1, 8], min_length=1)
+    long_share: Share | None = None    # null: drawn as the logs are; else this share from the long tail
+    long_quantile: OpenShare = 0.8
+    max_output_tokens: PositiveInt = 256
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _levels(self) -> BenchTraffic:
+        if sorted(set(self.concurrency)) != self.concurrency:
+            fail([(("concurrency",), f"{self.concurrency} is not increasing without repeats",
+                   "list each level once, lowest first (e.g. [1, 8])")])
+        return self
+
+
 class BenchConfig(Section):
     """The offline protocol (docs/rationale.md#throughput-protocol) plus streaming latency, every
     variant alternately."""
@@ -117,3 +142,4 @@ class BenchConfig(Section):
     stream_requests: PositiveInt = 16  # streamed requests per concurrency level
     memory_bandwidth_gbps: PositiveFloat | None = None  # default: measured (a large copy)
     variants: list[str] | None = None  # default: every served variant
+    traffic: BenchTraffic = Field(default_factory=BenchTraffic)

@@ -65,7 +65,7 @@ def _mixes() -> dict[str, MixSpec]:
 
 
 class TrafficSpec(Section):
-    requests: PositiveInt = 120        # per replay (one mix, one rate, one configuration, one round)
+    requests: PositiveInt = 300        # per replay (one mix, one rate, one configuration, one round)
     seed: int = 0                      # which items, and the arrival times
     mixes: dict[Name, MixSpec] = Field(default_factory=_mixes)
     long_quantile: OpenShare = 0.8

@@ -53,7 +53,7 @@ UPGRADE_PLOT = "latency_vs_rate.png"
 
 # ---- schema ids (the `schema` key of each file)
 ARTIFACT_SCHEMA = "qpipe.artifact/v1"
-BENCH_SCHEMA = "qpipe.bench/v3"  # v3: `twins` maps a variant to {as, why}; ratios carry measured_as
+BENCH_SCHEMA = "qpipe.bench/v4"  # v4: measurements carry `traffic` (business traffic); ratios `speed_source`
 CALIBRATION_CARD_SCHEMA = "qpipe.calibration-card/v1"
 COMPARISON_SCHEMA = "qpipe.comparison/v1"
 CUSTODY_SCHEMA = "qpipe.custody/v1"

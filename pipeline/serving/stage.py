@@ -4,7 +4,7 @@ compared as a controlled change (docs/upgrades.md):
 
 1. accuracy: the whole evaluation set through each configuration (the evaluate stage's harness),
    paired item by item — outputs changed, task results changed, accuracy change;
-2. traffic: requests drawn from the business logs per mix (pipeline/serving/traffic.py), replayed
+2. traffic: requests drawn from the business logs per mix (pipeline/loadgen/traffic.py), replayed
    by GuideLLM at Poisson arrival rates (fractions of the current configuration's saturation, or
    requests per second), both engines up, the configurations alternating round by round; TTFT,
    TPOT, ITL and end-to-end percentiles, throughput and goodput under the SLO;
@@ -18,7 +18,6 @@ from __future__ import annotations
 import gzip
 import logging
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ from pipeline.contracts.stage_results import UpgradeReport
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.serving import loadgen, traffic, verdicts
+from pipeline.loadgen import guidellm_runs as loadgen, traffic
+from pipeline.serving import verdicts
 from pipeline.stage_params import Declared, StageView
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
                                         "engine_info": metrics[side]["engine"]} for side in SIDES},
               "profile": profile, "alpha": alpha, "max_p99_increase": cfg.max_p99_increase,
               "slo": cfg.slo.model_dump(), "accuracy": acc, "traffic": perf, "synthetic": synthetic,
-              "loadgen": _loadgen_version(python), "replays_redone": redone,
+              "loadgen": loadgen.version(python), "replays_redone": redone,
               "verdict": verdicts.combine([acc["verdict"], *(m["verdict"] for m in perf.values())]),
               "seconds": round(time.time() - started, 1)}
     report = UpgradeReport.read(report, staging / UPGRADE).dump()  # the contract, typed
@@ -263,12 +263,6 @@ def _synthetic(replay, folder: Path) -> dict[str, Any]:
     out["output_tokens_per_s_ratio"] = round(out["candidate"]["output_tokens_per_s"]
                                              / out["current"]["output_tokens_per_s"], 4)
     return out
-
-
-def _loadgen_version(python: str) -> str:
-    got = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('guidellm'))"],
-                         capture_output=True, text=True)
-    return f"guidellm {got.stdout.strip()}" if got.returncode == 0 else "guidellm (version unknown)"
 
 
 def summary_lines(r: dict[str, Any]) -> list[str]:

@@ -59,7 +59,8 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     served.artifact(Q8)
     params = make_params(served.data, bench={
         "rounds": 2, "repeats": 1, "num_prompts": 2, "input_len": 32, "output_len": 8,
-        "concurrency": [1, 2], "stream_requests": 2, "variants": ["baseline", Q8, "fp8_dynamic"]})
+        "concurrency": [1, 2], "stream_requests": 2, "variants": ["baseline", Q8, "fp8_dynamic"],
+        "traffic": {"requests": 8, "concurrency": [1, 4]}})
     r = bench.run(*stage_args(params, served.root, bench.PARAMS))
     # the variant bracketed by baseline runs in each round
     assert [(m["round"], m["variant"]) for m in r["measurements"]] == [
@@ -75,8 +76,6 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     tps = [m["offline"]["median_output_tokens_per_second"] for m in ms]
     ratio = r["ratios"][Q8]
     # each round's ratio is against the mean of the baseline runs just before and after it
-    assert ratio["output_tps_ratio_per_round"] == [round(tps[1] / ((tps[0] + tps[2]) / 2), 4),
-                                                   round(tps[3] / ((tps[2] + tps[4]) / 2), 4)]
     assert ratio["output_tps_ratio"] > 0 and ratio["total_tps_ratio"] > 0
     # TTFT/TPOT ratios only from pairs where neither side's tokens reached the client in one
     # burst (vLLM's API server starved on 2 cores: a whole server's life long, so an engine kept
@@ -94,6 +93,24 @@ def test_bench_alternates_variants_and_reports_ratios(served):
     assert r["weight_bytes"][Q8] == sum(gguf) <= manifest["size_bytes"]
     assert 0 < ratio["roofline_fraction"] < 5
     assert r["ratios"]["baseline"]["output_tps_ratio"] == 1.0
+    # the business's traffic: the same 8 requests drawn from the evaluation set, replayed by
+    # GuideLLM in the same order on both engines (vLLM, llama-server), its figures the speed
+    assert r["traffic"]["requests"] == 8 and r["traffic"]["loadgen"].startswith("guidellm 0.")
+    orders = set()
+    for m in ms:
+        levels = m["traffic"]["levels"]
+        assert set(levels) == {"1", "4"} and all(x["requests"] == 8 and x["failed"] == 0 for x in levels.values())
+        assert levels["4"]["output_tokens_per_second"] > 0 and len(levels["1"]["e2e"]) == 8
+        orders.add(tuple(levels["1"]["prompt_tokens"]))
+    assert len(orders) == 1, "every measurement replayed the same requests in the same order"
+    assert ratio["speed_source"] == "business traffic (GuideLLM)"
+    assert ratio["fixed_shape"]["output_tps_ratio_per_round"] == [round(tps[1] / ((tps[0] + tps[2]) / 2), 4),
+                                                                   round(tps[3] / ((tps[2] + tps[4]) / 2), 4)]
+    high = [m["traffic"]["levels"]["4"]["output_tokens_per_second"] for m in ms]
+    assert ratio["output_tps_ratio_per_round"] == [round(high[1] / ((high[0] + high[2]) / 2), 4),
+                                                   round(high[3] / ((high[2] + high[4]) / 2), 4)]
+    # one log ratio per request of each variant replay (against its bracketing baselines' mean)
+    assert ratio["latency_paired"]["n"] == 8 * 2 and ratio["baseline_replays_unpaired"] == 0
     saved = json.loads((served.root / "results" / "bench" / "bench.json").read_text())
     assert saved["ratios"] == r["ratios"]
     assert saved["hardware"]["node"] == platform.node() and saved["hardware"]["cpus"] > 0

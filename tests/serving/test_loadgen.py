@@ -4,7 +4,7 @@ did not keep its Poisson schedule (a burst of overdue requests) is named, not me
 import numpy as np
 import pytest
 
-from pipeline.serving.loadgen import achieved_rate, requests_of, schedule_problem
+from pipeline.loadgen.guidellm_runs import achieved_rate, requests_of, schedule_problem
 
 
 def report(starts, delays, latency=0.05):
@@ -41,7 +41,7 @@ def test_the_load_generator_and_its_workers_end_with_the_call(tmp_path):
     import os
     import time
 
-    from pipeline.serving.loadgen import LoadgenError, run
+    from pipeline.loadgen.guidellm_runs import LoadgenError, run
 
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\nsleep 60 &\necho $$ $! > {tmp_path / 'pids'}\nsleep 60\n")

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pipeline.serving.traffic import draw, request_pool, write_mix
+from pipeline.loadgen.traffic import draw, request_pool, write_mix
 
 
 def pool(n=500, seed=0):

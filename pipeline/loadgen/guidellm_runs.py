@@ -66,6 +66,13 @@ def run(python: str, spec: dict[str, Any], folder: Path, name: str, api_key: str
         timeout: float = 1800) -> dict[str, Any]:
     """Run one scenario (kept as `<name>.scenario.json`; the report as `<name>.json`) and return
     its first benchmark from the report."""
+    return run_all(python, spec, folder, name, api_key, timeout)[0]
+
+
+def run_all(python: str, spec: dict[str, Any], folder: Path, name: str, api_key: str | None,
+            timeout: float = 1800) -> list[dict[str, Any]]:
+    """Run one scenario and return every benchmark of its report (one per rate or concurrency
+    level of its profile), in the profile's order."""
     path = folder / f"{name}.scenario.json"
     write_json(path, spec)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -92,7 +99,17 @@ def run(python: str, spec: dict[str, Any], folder: Path, name: str, api_key: str
     if proc.returncode != 0 or not report.is_file():
         raise LoadgenError(f"GuideLLM's replay {name} failed (exit {proc.returncode}); its log: "
                            f"{folder / (name + '.log')}:\n{out[-1500:]}")
-    return json.loads(report.read_text(encoding="utf-8"))["benchmarks"][0]
+    benchmarks = json.loads(report.read_text(encoding="utf-8"))["benchmarks"]
+    if not benchmarks:
+        raise LoadgenError(f"GuideLLM's replay {name} reported no benchmark; its log: {folder / (name + '.log')}")
+    return benchmarks
+
+
+def version(python: str) -> str:
+    """GuideLLM's version in the environment of `python`, as reports state it."""
+    got = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('guidellm'))"],
+                         capture_output=True, text=True)
+    return f"guidellm {got.stdout.strip()}" if got.returncode == 0 else "guidellm (version unknown)"
 
 
 def requests_of(benchmark: dict[str, Any]) -> list[dict[str, Any]]:
