@@ -109,23 +109,27 @@ def needed(params: StageView) -> list[Environment]:
 
 
 def upgrade_environments(params: StageView) -> list[Environment]:
-    """The load generator the upgrades replay traffic with, and each release their serving
-    configurations name (made at first need by `qpipe upgrade`)."""
+    """The load generator bench and the upgrades replay the business's traffic with, and each
+    release the upgrades' serving configurations name (made at first need)."""
     serving = params.serving
-    if not serving.upgrades:
+    users = (["bench"] if params.bench.traffic.enabled else []) + list(serving.upgrades)
+    if not users:
         return []
     given = serving.loadgen_python or os.environ.get("QPIPE_GUIDELLM_PYTHON")
-    out = [_locked("guidellm", LOADGEN[0], LOADGEN[1], given, list(serving.upgrades), LOADGEN[2], f"bash {LOADGEN[0]}")]
-    users: dict[str, list[str]] = {}
+    out = [_locked("guidellm", LOADGEN[0], LOADGEN[1], given, users, LOADGEN[2], f"bash {LOADGEN[0]}")]
+    users: dict[tuple[str, str], list[str]] = {}
     for name, up in serving.upgrades.items():
         for side in (up.current, up.candidate):
-            if serving.configs[side].release:
-                users.setdefault(serving.configs[side].release, []).append(name)
-    for release, names in sorted(users.items()):
-        d = cache() / "llama.cpp" / release
-        out.append(Environment(f"llama.cpp {release}", tuple(dict.fromkeys(names)), (d / ".built").is_file(),
-                               str(d), f"QPIPE_LLAMACPP_PY_VERSION={release} bash {LLAMACPP[0]}",
-                               "~2-20 min: a build from source"))
+            spec = serving.configs[side]
+            if spec.release:
+                users.setdefault((spec.engine, spec.release), []).append(name)
+    for (engine, release), names in sorted(users.items()):
+        home = get_engine(engine).release_home(release)
+        if home is None:
+            continue
+        where, ready, command = home
+        out.append(Environment(f"{engine} {release}", tuple(dict.fromkeys(names)), ready, str(where), command,
+                               "minutes: made or built on first need"))
     return out
 
 

@@ -234,6 +234,7 @@ def test_transformers_reference_for_a_quantized_variant_needs_a_reason(tmp_path,
 
 
 def test_engine_comes_from_the_format_table_unless_the_variant_names_one(tmp_path, params):
+    params["serving"]["upgrades"].pop("vllm_release")  # it serves w8a8 with vLLM, moved to openai here
     params["variants"]["gptq_w4a16_business"].pop("engine", None)
     params["variants"]["gguf_q8_0_business"].pop("engine", None)
     params.setdefault("engines", {})["formats"] = {"hf": "vllm", "compressed-tensors": "openai",
@@ -428,6 +429,7 @@ def test_what_an_engine_demands_of_its_variants_comes_from_its_settings_class(
     """Each rule is stated by the engine's settings section (reference_only, takes_url,
     schemes_prefix), not by a branch on the engine's name."""
     params["variants"][variant].update(change)
+    params["serving"]["upgrades"].pop("vllm_release")  # it would name the engine change too
     problem = one_problem(write(tmp_path, params))
     assert (problem.key, problem.message) == (f"variants.{variant}.{key}", message)
     assert fix is None or problem.fix == fix
@@ -458,9 +460,12 @@ def test_an_upgrade_serves_a_defined_variant_its_engine_serves(tmp_path, params)
 
 
 def test_a_release_is_built_only_for_an_engine_that_builds_them(tmp_path, params):
-    params["serving"]["configs"]["vllm_old"] = {"engine": "vllm", "release": "0.8.5"}
+    params["serving"]["configs"]["mlx_old"] = {"engine": "mlx", "release": "0.28.0"}
     problem = one_problem(write(tmp_path, params))
-    assert problem.key == "serving.configs.vllm_old.release" and "python" in problem.fix
+    assert problem.key == "serving.configs.mlx_old.release" and "python" in problem.fix
+    del params["serving"]["configs"]["mlx_old"]
+    params["serving"]["configs"]["vllm_old"] = {"engine": "vllm", "release": "0.31.0"}  # its own environment
+    assert check_params(write(tmp_path, params))[2] == []
 
 
 def test_too_few_replayed_requests_to_bound_a_p99_are_refused(tmp_path, params):

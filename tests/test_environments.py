@@ -2,6 +2,7 @@
 need with the one command that makes it now — and computes their folders as the set-up scripts
 do, without making any."""
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,7 @@ def params_with(variants: dict) -> Params:
     data = full_params(REPO)
     data["variants"] = {k: v for k, v in data["variants"].items() if k in variants}
     data["serving"]["upgrades"] = {}  # the upgrades serve variants left out here
+    data["bench"]["traffic"]["enabled"] = False  # GuideLLM: its own test below
     for v in data["variants"].values():  # no engine baselines: everything is judged against the baseline
         v["reference"] = v["reference"] if v["reference"] in (*data["variants"], "none") else "baseline"
     data["compare"]["engine_baselines"] = {}
@@ -66,6 +68,28 @@ def test_the_folder_is_the_one_the_set_up_script_uses():
         checked += 1
     assert checked or not environments.cache().joinpath("envs").is_dir() or not any(
         environments.cache().joinpath("envs").iterdir()), "environments exist, none matched"
+
+
+def test_the_load_generator_and_each_release_are_listed_for_who_needs_them(tmp_path, monkeypatch):
+    from pipeline.engines.vllm import VllmEngine
+
+    monkeypatch.setenv("QPIPE_CACHE", str(tmp_path))
+    monkeypatch.delenv("QPIPE_GUIDELLM_PYTHON", raising=False)
+    data = full_params(REPO)
+    envs = {e.name: e for e in environments.upgrade_environments(Params.model_validate(data))}
+    assert envs["guidellm"].needed_by == ("bench", *data["serving"]["upgrades"])
+    old, pinned = envs["vllm 0.31.0"], envs["vllm 0.32.0"]
+    assert old.command == "QPIPE_VLLM_RELEASE=0.31.0 bash scripts/setup-vllm.sh" and not old.ready
+    assert old.where.startswith(str(tmp_path / "envs" / "vllm-0.31.0-"))
+    # the pinned release named as a release is the set-up's own environment
+    assert pinned.where == str(environments.env_dir("vllm", "scripts/setup-vllm.sh", "constraints/vllm.txt"))
+    assert envs["llamacpp 0.3.16"].where.endswith("llama.cpp/0.3.16")
+    monkeypatch.delenv("QPIPE_CACHE")
+    home, ready, _ = VllmEngine.release_home("0.31.0")
+    if ready:  # where this machine has it, the script (which only checks it then) prints its python there
+        out = subprocess.run(["bash", "scripts/setup-vllm.sh"], cwd=REPO, capture_output=True, text=True, check=True,
+                             env={**os.environ, "QPIPE_VLLM_RELEASE": "0.31.0"})
+        assert out.stdout.strip().splitlines()[-1] == str(home / "bin" / "python")
 
 
 def test_validate_lists_the_environments(monkeypatch):

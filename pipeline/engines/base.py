@@ -115,6 +115,12 @@ class Engine(ABC):
         engine whose releases are not built on demand says so."""
         raise EngineError(f"engine {cls.name} has no releases built on demand (release {release!r})")
 
+    @classmethod
+    def release_home(cls, release: str) -> tuple[Path, bool, str] | None:
+        """Where `release` of this engine is kept, whether it is ready, and the command that makes
+        it (None: this engine has no releases made on demand)."""
+        return None
+
     def lm_eval_model(self, tokenizer_dir: Path, concurrency: int) -> tuple[str, dict[str, Any]]:
         """lm-eval's model type and arguments that reach this running engine."""
         raise EngineError(f"engine {self.name} has no HTTP endpoint for lm-eval")

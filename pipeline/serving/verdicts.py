@@ -90,6 +90,12 @@ def traffic(runs: dict[str, dict[float, dict[str, list[list[dict]]]]], tolerance
     return out
 
 
+def replay_seconds(rounds: list[list[dict]]) -> float:
+    """The replays' measured time, rounds added: each from its first request's start to its last
+    request's end."""
+    return sum(max(r["end"] for r in rnd) - min(r["start"] for r in rnd) for rnd in rounds if rnd)
+
+
 def figures(rounds: list[list[dict]]) -> dict[str, Any]:
     """One side's replays at one rate, rounds pooled: TTFT, TPOT, ITL and end-to-end percentiles
     and throughput."""
@@ -97,8 +103,7 @@ def figures(rounds: list[list[dict]]) -> dict[str, Any]:
     out: dict[str, Any] = {"requests": len(reqs)}
     for metric in ("ttft_s", "tpot_s", "itl_s", "e2e_s"):
         out[metric] = summary([r[metric] for r in reqs if r[metric] is not None])
-    spans = [max(r["end"] for r in rnd) - min(r["start"] for r in rnd) for rnd in rounds if rnd]
-    total_span = sum(spans) or None
+    total_span = replay_seconds(rounds) or None
     out["requests_per_s"] = round(len(reqs) / total_span, 4) if total_span else None
     out["output_tokens_per_s"] = (round(sum(r["output_tokens"] or 0 for r in reqs) / total_span, 2)
                                   if total_span else None)
@@ -114,7 +119,7 @@ def goodput(rounds: list[list[dict]], slo: dict[str, float], alpha: float) -> di
     good = sum(r["ttft_s"] is not None and r["ttft_s"] <= slo["ttft_s"] and r["e2e_s"] <= slo["e2e_s"]
                for r in reqs)
     lo, hi = wilson_interval(good, len(reqs), 1 - alpha)
-    span = sum(max(r["end"] for r in rnd) - min(r["start"] for r in rnd) for rnd in rounds if rnd)
+    span = replay_seconds(rounds)
     return {"good": good, "requests": len(reqs), "attainment": round(good / len(reqs), 4) if reqs else None,
             "ci_low": round(lo, 4), "ci_high": round(hi, 4),
             "goodput_per_s": round(good / span, 4) if span else None}
