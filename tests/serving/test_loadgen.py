@@ -58,3 +58,36 @@ def test_the_load_generator_and_its_workers_end_with_the_call(tmp_path):
         return os.path.exists(stat) and open(stat).read().rsplit(")", 1)[1].split()[0] != "Z"
 
     assert len(pids) == 2 and not any(alive(p) for p in pids)
+
+
+def test_the_driver_sets_the_poisson_offset_before_the_workers_start():
+    """In GuideLLM's own environment: when the start event is set (the workers wake and schedule
+    from the offset), the offset is already the start time — not the epoch, which sent the first
+    requests of a replay at once. Fails against GuideLLM 0.8.1's own order."""
+    import subprocess
+
+    from pipeline.loadgen.guidellm_runs import DRIVER, loadgen_python
+
+    try:
+        python = loadgen_python(None)
+    except Exception as err:  # noqa: BLE001 — no environment here: say so
+        pytest.skip(f"GuideLLM's environment is not available: {err}")
+    probe = f"""
+import multiprocessing, sys
+sys.path.insert(0, {str(DRIVER.parent)!r})
+import guidellm_driver
+from guidellm.scheduler import strategies
+seen = []
+base = strategies.ThroughputStrategy.init_processes_start
+def spy(self, start_time):
+    seen.append(self._offset.value)  # what a worker woken now would count from
+    base(self, start_time)
+strategies.ThroughputStrategy.init_processes_start = spy
+s = strategies.AsyncPoissonStrategy(rate=10.0, random_seed=0)
+s.init_processes_timings(1, 4, multiprocessing.get_context("spawn"))
+s.init_processes_start(1234.5)
+print(seen)
+"""
+    out = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[1234.5]"
