@@ -13,7 +13,7 @@ def test_outputs_of_variants_not_in_params_are_named(tmp_path):
     params = load_params(REPO / "params.yaml")
     assert "baseline" in params.variants and "gguf_q2_k_business" not in params.variants
     for rel in ("artifacts/baseline", "artifacts/gguf_q2_k_business", "results/baseline",
-                "results/bench", "results/gate-calibration", "results/divergence-reference",
+                "results/bench", "results/gate-calibration", "results/divergence-reference", "results/none",
                 "results/.staging-host-1-abcdefgh", "results/divergence/baseline",
                 "results/divergence/gguf_q2_k_business",
                 "runs/quantize"):

@@ -10,6 +10,7 @@ and there those stages run again. `qpipe repro` says so before it runs.
 from __future__ import annotations
 
 from pathlib import Path
+from pipeline.config.scheme_tables import NO_REFERENCE
 from pipeline.stage_params import StageView
 
 
@@ -21,7 +22,7 @@ def stray_outputs(params: StageView, root: Path) -> list[Path]:
     layout = Layout(root, params)
     results, divergence = layout.results, layout.divergence
     own = {results: {divergence.name, layout.divergence_reference.name, layout.gate_calibration.name,
-                     Path(params.bench.out_dir).name}}
+                     Path(params.bench.out_dir).name, NO_REFERENCE}}  # NO_REFERENCE: evaluate_none's
     found = []
     for folder in (root / params.quantize.out_dir, results, divergence):
         if not folder.is_dir():
