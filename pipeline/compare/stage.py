@@ -19,14 +19,12 @@ from pipeline.io import write_json
 from pipeline.compare import gates
 from pipeline.compare import markdown
 from pipeline.compare import plots
-from pipeline.compare import serving_upgrades
 from pipeline.layout import Layout
 from pipeline.stage_params import Declared, StageView
 from pipeline.contracts.files import COMPARISON, COMPARISON_MD, PLOTS
 
 log = logging.getLogger(__name__)
-PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir",
-                  "serving.upgrades", "serving.out_dir")
+PARAMS = Declared("compare", "compare", "gates", "utility", "variants", "evaluate.out_dir", "bench.out_dir")
 
 
 def calibration_pairs(params: StageView) -> list[tuple[str, str]]:
@@ -143,8 +141,7 @@ def write(params: StageView, layout: Layout, comparison: dict[str, Any]) -> dict
     plots.heatmap(comparison, out / PLOTS["slices"])
     plots.gate_limits(comparison, out / PLOTS["gate_limits"])
     tmp = out / ".comparison.md.tmp"
-    text = markdown.render(comparison) + "\n".join(serving_upgrades.section(serving_upgrades.summaries(params, layout)))
-    tmp.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    tmp.write_text(markdown.render(comparison), encoding="utf-8")
     tmp.replace(out / COMPARISON_MD)
     tmp = out / ".comparison.json.tmp"
     write_json(tmp, Comparison.read(comparison, out / COMPARISON).dump())
