@@ -7,7 +7,7 @@
     ...        evaluate=NS(out_dir=Path("results"), evalset=Path("data/evalset")),
     ...        bench=NS(out_dir=Path("results/bench")), compare=NS(out_dir=Path("reports")),
     ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")),
-    ...        serving=NS(out_dir=Path("upgrades")))
+    ...        serving=NS(out_dir=Path("reports/upgrades")))
     >>> layout = Layout(Path("/p"), p)
     >>> layout.artifact("baseline").as_posix()
     '/p/artifacts/baseline'

@@ -486,3 +486,11 @@ def test_bench_traffic_levels_are_increasing(tmp_path, params):
     params["bench"]["traffic"] = {"concurrency": [8, 1]}
     problem = one_problem(write(tmp_path, params))
     assert problem.key == "bench.traffic.concurrency" and "lowest first" in problem.fix
+
+
+def test_arrivals_are_poisson_or_constant(tmp_path, params):
+    params["serving"]["traffic"]["arrivals"] = "constant"
+    assert check_params(write(tmp_path, params))[2] == []
+    params["serving"]["traffic"]["arrivals"] = "bursty"
+    problem = one_problem(write(tmp_path, params))
+    assert problem.key == "serving.traffic.arrivals" and problem.fix == "Allowed: poisson, constant"

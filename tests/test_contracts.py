@@ -314,7 +314,7 @@ def test_the_contract_map_reads_a_bad_record_line_as_an_error_naming_it(tmp_path
                              bench=SimpleNamespace(out_dir=Path("results/bench")),
                              compare=SimpleNamespace(out_dir=Path("reports")),
                              handoff=SimpleNamespace(out_dir=Path("handoff")),
-                             serving=SimpleNamespace(out_dir=Path("upgrades")),
+                             serving=SimpleNamespace(out_dir=Path("reports/upgrades")),
                              model=SimpleNamespace(path=Path("models/demo")))
     good = {"id": "a", "slices": {"scenario": "faq"}, "score": 1.0}
     (tmp_path / "results" / "v").mkdir(parents=True)

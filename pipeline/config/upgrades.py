@@ -71,9 +71,12 @@ class TrafficSpec(Section):
     seed: int = 0                      # which items, and the arrival times
     mixes: dict[Name, MixSpec] = Field(default_factory=_mixes)
     long_quantile: OpenShare = 0.8
-    # Poisson arrival rates: fractions of the current configuration's saturation rate (measured
-    # first on each mix, GuideLLM's throughput profile) or requests per second
+    # arrival rates: fractions of the current configuration's saturation rate (measured first on
+    # each mix, GuideLLM's throughput profile) or requests per second
     rates: Annotated[list[PositiveFloat], Field(min_length=1)] = Field(default_factory=lambda: [0.5, 0.9])
+    # how requests arrive at a rate: independent users (exponential gaps) or a metronome (equal
+    # gaps, GuideLLM's constant profile: the engine's own jitter alone, no bursts)
+    arrivals: Literal["poisson", "constant"] = "poisson"
     rate_unit: Literal["saturation", "rps"] = "saturation"
     rounds: PositiveInt = 2            # each configuration replayed per round, order alternating
     max_output_tokens: PositiveInt = 256  # a logged answer longer than this is replayed at this
@@ -94,7 +97,7 @@ class SloSpec(Section):
 
 
 class ServingSection(Section):
-    out_dir: Path = Path("upgrades")       # upgrades/<name>/: accuracy, traffic, verdicts
+    out_dir: Path = Path("reports/upgrades")  # <out_dir>/<name>/: accuracy, traffic, verdicts, report
     configs: dict[Name, ServingConfigSpec] = Field(default_factory=dict)
     upgrades: dict[Name, UpgradeSpec] = Field(default_factory=dict)
     traffic: TrafficSpec = Field(default_factory=TrafficSpec)

@@ -6,7 +6,7 @@ their writer put them."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict
 
@@ -146,3 +146,4 @@ class UpgradeReport(OpenContract):
     traffic: dict[str, dict[str, Any]]
     synthetic: dict[str, Any]
     verdict: str
+    arrivals: Literal["poisson", "constant"] = "poisson"  # how the replays' requests arrived

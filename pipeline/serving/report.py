@@ -12,6 +12,8 @@ from pipeline.layout import Layout
 from pipeline.stage_params import StageView
 
 log = logging.getLogger(__name__)
+# how a replay's requests arrived (serving.traffic.arrivals); reports before the choice were Poisson
+ARRIVALS = {"poisson": "Poisson", "constant": "constant-rate"}
 
 
 def _ci(c: dict[str, Any]) -> str:
@@ -21,7 +23,7 @@ def _ci(c: dict[str, Any]) -> str:
 
 def write_markdown(r: dict[str, Any], path: Path) -> None:
     cur, cand = r["configurations"]["current"], r["configurations"]["candidate"]
-    a = r["accuracy"]
+    a, arrivals = r["accuracy"], ARRIVALS[r.get("arrivals", "poisson")]
     lines = [f"# Upgrade {r['upgrade']}: {cur['name']} → {cand['name']}", "",
              f"**Verdict: {r['verdict'].upper()}** — one artifact (`{r['artifact']}`, content "
              f"{r['artifact_sha256'][:16]}…) served by both configurations; accuracy tier "
@@ -53,7 +55,7 @@ def write_markdown(r: dict[str, Any], path: Path) -> None:
                   f"{t['long_threshold_tokens']:.0f} tokens): {t['long_share']:.0%}; prompt tokens P50/P99 "
                   f"{t['prompt_tokens']['p50']:.0f}/{t['prompt_tokens']['p99']:.0f}, output tokens P50/P99 "
                   f"{t['output_tokens']['p50']:.0f}/{t['output_tokens']['p99']:.0f}. Saturation (GuideLLM "
-                  f"throughput profile): {m['saturation_rps']} requests/s.", "",
+                  f"throughput profile): {m['saturation_rps']} requests/s; {arrivals} arrivals at each rate.", "",
                   "| rate (req/s) | configuration | TTFT P50 / P99 (s) | TPOT P50 (s) | E2E P50 / P99 (s) | "
                   "output tok/s | SLO met | goodput (req/s) | failed |", "|---|---|---|---|---|---|---|---|---|"]
         for rate, res in m["rates"].items():
@@ -100,7 +102,7 @@ def plot(r: dict[str, Any], path: Path) -> None:
                 ax.plot(xs, [rates[x]["figures"][side]["e2e_s"][q] for x in rates], style, marker=marker,
                         label=f"{name} {q.upper()}")
         ax.set_title(f"{mix}: {r['traffic'][mix]['verdict']}")
-        ax.set_xlabel("arrival rate (requests/s, Poisson)")
+        ax.set_xlabel(f"arrival rate (requests/s, {ARRIVALS[r.get('arrivals', 'poisson')]})")
         ax.set_ylabel("end-to-end latency (s)")
         ax.set_yscale("log")
         ax.legend(fontsize=7)

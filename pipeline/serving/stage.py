@@ -5,7 +5,7 @@ compared as a controlled change (docs/upgrades.md):
 1. accuracy: the whole evaluation set through each configuration (the evaluate stage's harness),
    paired item by item — outputs changed, task results changed, accuracy change;
 2. traffic: requests drawn from the business logs per mix (pipeline/loadgen/traffic.py), replayed
-   by GuideLLM at Poisson arrival rates (fractions of the current configuration's saturation, or
+   by GuideLLM at arrival rates, Poisson or constant (fractions of the current configuration's saturation, or
    requests per second), both engines up, the configurations alternating round by round; TTFT,
    TPOT, ITL and end-to-end percentiles, throughput and goodput under the SLO;
 3. a synthetic fixed-shape figure (256-token prompts → 64 tokens, one request at a time), the
@@ -133,7 +133,7 @@ def _run(params: StageView, layout: Layout, name: str, up, specs: dict, python: 
               "configurations": {side: {"name": getattr(up, side), "engine": specs[side].engine,
                                         "release": specs[side].release, "settings": settings[side],
                                         "engine_info": metrics[side]["engine"]} for side in SIDES},
-              "profile": profile, "alpha": alpha, "max_p99_increase": cfg.max_p99_increase,
+              "profile": profile, "alpha": alpha, "max_p99_increase": cfg.max_p99_increase, "arrivals": t.arrivals,
               "slo": cfg.slo.model_dump(), "accuracy": acc, "traffic": perf, "synthetic": synthetic,
               "loadgen": loadgen.version(python), "replays_redone": redone,
               "verdict": verdicts.combine([acc["verdict"], *(m["verdict"] for m in perf.values())]),
@@ -203,8 +203,8 @@ def _replay(params: StageView, layout: Layout, up, specs, settings, python: str,
             shown.status(f"{tag} {side}")
             spec = loadgen.scenario(f"http://127.0.0.1:{eng.port}", data, layout.model.resolve(), profile,
                                     requests, folder / f"{tag}-{side}.json", seed)
-            # a Poisson replay lasts about requests / rate: its limit grows with it
-            limit = 600 + 5 * requests / profile["rate"][0] if profile["kind"] == "poisson" else 1800
+            # a replay at a rate lasts about requests / rate: its limit grows with it
+            limit = 600 + 5 * requests / profile["rate"][0] if "rate" in profile else 1800
             got = loadgen.run(python, spec, folder, f"{tag}-{side}", eng.api_key, timeout=limit)
             shown.advance()
             return got
@@ -222,16 +222,16 @@ def _replay(params: StageView, layout: Layout, up, specs, settings, python: str,
                 runs[mix][rate], failed[mix][rate] = {side: [] for side in SIDES}, {side: [] for side in SIDES}
                 for rnd in range(t.rounds):
                     # both sides of a round: the same requests at the same arrival times; rounds differ
-                    poisson, seed = {"kind": "poisson", "rate": [rate]}, t.seed + 1000 * i + rnd
+                    arrivals, seed = {"kind": t.arrivals, "rate": [rate]}, t.seed + 1000 * i + rnd
                     for side in (SIDES if rnd % 2 == 0 else SIDES[::-1]):
                         tag = f"{mix}-rate{i}-round{rnd}"
-                        bench = replay(side, tag, paths[rnd], poisson, t.requests, seed)
+                        bench = replay(side, tag, paths[rnd], arrivals, t.requests, seed)
                         why, attempt = loadgen.schedule_problem(bench, rate), 0
                         while why is not None and attempt < RETRIES:  # off its schedule: measured again
                             attempt += 1
                             redone.append({"replay": f"{tag}-{side}", "attempt": attempt, "why": why})
                             log.warning("upgrade: replay %s-%s off its schedule (%s); again", tag, side, why)
-                            bench = replay(side, f"{tag}-again{attempt}", paths[rnd], poisson, t.requests, seed)
+                            bench = replay(side, f"{tag}-again{attempt}", paths[rnd], arrivals, t.requests, seed)
                             why = loadgen.schedule_problem(bench, rate)
                         if why is not None:
                             raise UpgradeError(f"GuideLLM's replay {tag}-{side} did not keep its schedule "

@@ -56,6 +56,7 @@ def _log(params: StageView, mlflow, uri: str, root: Path, name: str, report: dic
     parent = mlflow.create_run(exp.experiment_id, run_name=f"upgrade {name}", tags=tags).info.run_id
     log_batch(mlflow, parent, params={"profile": report["profile"], "alpha": report["alpha"],
                                        "max_p99_increase": report["max_p99_increase"],
+                                       "arrivals": report.get("arrivals", "poisson"),
                                        "slo": json.dumps(report["slo"])})
     for f in FILES:
         if (folder / f).is_file():

@@ -4,6 +4,7 @@ Under the business's traffic near saturation its long tail fails the P99 verdict
 plot and the MLflow runs say so; the artifact served is the one evaluated."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,8 @@ def test_the_report_plot_and_mlflow_runs_are_written(small_batch):
     from mlflow import MlflowClient
 
     served, r, params = small_batch
-    out = served.root / "upgrades" / "small_batch"
+    out = served.root / "reports" / "upgrades" / "small_batch"  # beside the comparison report
+    assert Path(r["out"]) == out
     md = (out / "upgrade.md").read_text()
     assert "**Verdict: FAIL**" in md and "P99 end-to-end latency" in md
     assert (out / "latency_vs_rate.png").stat().st_size > 1000
