@@ -94,8 +94,7 @@ def _guarded(fn, *args, **kwargs):
 
 
 def _echo(lines) -> None:  # a stage's summary lines on stdout, where scripts read them
-    for line in lines:
-        typer.echo(line)
+    typer.echo("\n".join(lines))
 
 
 def _say(line: str) -> None:  # a status line on stderr, as given (paths, URLs are not markup)
@@ -219,12 +218,10 @@ def verify(path: Path = typer.Argument(..., help="An artifact or handoff directo
     """Check every file against manifest.json / SHA256SUMS, naming each mismatch; a bundle whole: its model's
     manifest and chain of custody too. Symlinks, special files and paths leaving the folder are refused."""
     from pipeline.handoff.custody import verify_path
-
     lines, ok = _guarded(verify_path, path)
     for line in lines:  # paths printed as they are (no markup: `[x]` is a legal file name)
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    if not ok:
-        raise typer.Exit(1)
+    raise typer.Exit(0 if ok else 1)
 
 
 @app.command("eval")
@@ -308,7 +305,6 @@ def plan(params: Path = ParamsOpt,
          json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the plan here.")) -> None:
     """Before any compute: per slice the smallest visible drop, the items each profile needs, the profiles supported."""
     from pipeline.compare.plan import render, run
-
     _echo(render(_stage(run, params, declared=None, discordance=discordance, profiles=profile or None,
                         json_out=json_out)))
 
@@ -324,14 +320,11 @@ def report(params: Path = ParamsOpt) -> None:
 @app.command("diff-engines")
 def diff_engines(variant: str = typer.Argument(..., help="Variant whose artifact is served."),
                  engines: str = typer.Option(..., help="Two engines, e.g. vllm,transformers."),
-                 profile: Optional[str] = typer.Option(
-                     None, help="Strictness tier for the verdict (docs/rationale.md#engine-tiers): "
-                     "compliance_audit, finance_medical, general_saas, research; "
-                     "default: gates.profile."),
+                 profile: Optional[str] = typer.Option(None, help="Strictness tier for the verdict "
+                                                       "(docs/rationale.md#engine-tiers); default: gates.profile."),
                  params: Path = ParamsOpt) -> None:
     """One artifact on two engines: output consistency, accuracy per slice (docs/rationale.md#engine-tiers)."""
     from pipeline.compare.diff_engines import run, summary_lines
-
     p, layout = _params(params, variant=variant)
     _echo(summary_lines(_guarded(run, p, layout, variant, engines, profile=profile)))
 
@@ -343,10 +336,17 @@ def upgrade(name: str = typer.Argument(..., help="An upgrade of params serving.u
     """One artifact, two serving configurations (engine release + settings): paired accuracy, the
     business's traffic replayed by GuideLLM, P99 verdicts → serving.out_dir/<name>/ (docs/upgrades.md)."""
     from pipeline.serving.stage import PARAMS, run, summary_lines, track_only as logged
-
     p, layout = _params(params)
     _defined(name, p.serving.upgrades, "upgrade")
     _echo(summary_lines(_guarded(logged if track_only else run, p.for_stage(PARAMS, name), layout, name)))
+
+
+@app.command()
+def sensitivity(params: Path = ParamsOpt) -> None:
+    """Each part's KL under each candidate weight format on a calibration set, and the mixes proposed
+    under params search's size budgets → search.out_dir/sensitivity.{json,md,png} (docs/search.md)."""
+    from pipeline.search.stage import PARAMS, run, summary_lines
+    _echo(summary_lines(_stage(run, params, declared=PARAMS)))
 
 
 @app.command()

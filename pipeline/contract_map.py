@@ -15,11 +15,11 @@ from typing import Any
 from pipeline.contracts import (ArtifactManifest, BenchResults, BundleEvaluation, BundleIndex, CalibrationCard,
                                 Comparison, DivergenceRecord, DivergenceResult, EvalItem, EvalRun, EvalsetCard,
                                 GateCalibration, HandoffIndex, Metrics, QuantizeRun, ReferencePasses, SampleRecord,
-                                read_lines)
+                                SensitivityReport, read_lines)
 from pipeline.contracts.business_record import Record
 from pipeline.contracts.files import (BENCH, BUNDLE_INDEX, CALIBRATION_POOL, CARD, COMPARISON, DIVERGENCE_REFERENCE,
                                       DUPLICATES, EVALSET_ITEMS, EVALUATION, GATE_CALIBRATION, MANIFEST, METRICS,
-                                      QUANTIZE_RUN, REJECTS, REPORT, RUN, RUN_RECORD, SAMPLES)
+                                      QUANTIZE_RUN, REJECTS, REPORT, RUN, RUN_RECORD, SAMPLES, SENSITIVITY)
 from pipeline.contracts.split_outputs import CalibrationSample, DuplicateLine, Reject, SplitReport
 from pipeline.layout import Layout
 
@@ -50,6 +50,7 @@ def contract_files(layout: Layout) -> Iterator[tuple[Path, Reader]]:
         (layout.gate_calibration, GATE_CALIBRATION, GateCalibration.load),
         (layout.bench, BENCH, BenchResults.load),
         (layout.reports, COMPARISON, Comparison.load),
+        (layout.search, SENSITIVITY, SensitivityReport.load),
         (layout.handoff, BUNDLE_INDEX, HandoffIndex.load),
         (layout.handoff, f"*/{MANIFEST}", BundleIndex.load),
         (layout.handoff, f"*/{EVALUATION}", BundleEvaluation.load),

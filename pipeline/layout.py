@@ -7,7 +7,7 @@
     ...        evaluate=NS(out_dir=Path("results"), evalset=Path("data/evalset")),
     ...        bench=NS(out_dir=Path("results/bench")), compare=NS(out_dir=Path("reports")),
     ...        handoff=NS(out_dir=Path("handoff")), model=NS(path=Path("models/demo")),
-    ...        serving=NS(out_dir=Path("reports/upgrades")))
+    ...        serving=NS(out_dir=Path("reports/upgrades")), search=NS(out_dir=Path("reports/search")))
     >>> layout = Layout(Path("/p"), p)
     >>> layout.artifact("baseline").as_posix()
     '/p/artifacts/baseline'
@@ -34,7 +34,7 @@ from pipeline.contracts.files import COMPARISON, RUN_RECORD
 PATH_KEYS = {"model": "model.path", "split": "split.out_dir", "evalset": "evaluate.evalset",
              "artifacts": "quantize.out_dir", "quantize_runs": "quantize.runs_dir",
              "results": "evaluate.out_dir", "bench": "bench.out_dir", "reports": "compare.out_dir",
-             "handoff": "handoff.out_dir", "serving": "serving.out_dir"}
+             "handoff": "handoff.out_dir", "serving": "serving.out_dir", "search": "search.out_dir"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class PathKeys:
     reports: Path
     handoff: Path
     serving: Path
+    search: Path
 
     @classmethod
     def of(cls, params: Any) -> PathKeys:
@@ -197,6 +198,11 @@ class Layout:
 
     def failed_upgrade(self, name: str) -> Path:
         return self.logs / "failed-upgrade" / name
+
+    @property
+    def search(self) -> Path:
+        """The mixed-precision search's outputs: the sensitivity report (`qpipe sensitivity`)."""
+        return self.root / self.keys.search
 
     @property
     def approvals(self) -> Path:

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 # The stages in pipeline order: a stage may import a stage of a lower rank, never of its own or a
 # higher one (bench and compare both read evaluate's results and never each other).
 STAGES = {"calibration": 0, "quantize": 1, "evaluate": 2, "bench": 3, "compare": 3, "handoff": 4,
-          "serving": 4}  # serving reads compare's gate tables
+          "serving": 4, "search": 5}  # serving reads compare's gate tables; search, every verdict
 # Below every stage: they import no stage.
 KERNELS = {"artifacts", "contracts", "engines", "stats", "tracking", "config", "errors.py", "io.py",
            "importgraph.py", "layout.py", "models.py", "names.py", "plugins.py", "processes.py",

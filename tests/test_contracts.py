@@ -315,6 +315,7 @@ def test_the_contract_map_reads_a_bad_record_line_as_an_error_naming_it(tmp_path
                              compare=SimpleNamespace(out_dir=Path("reports")),
                              handoff=SimpleNamespace(out_dir=Path("handoff")),
                              serving=SimpleNamespace(out_dir=Path("reports/upgrades")),
+                             search=SimpleNamespace(out_dir=Path("reports/search")),
                              model=SimpleNamespace(path=Path("models/demo")))
     good = {"id": "a", "slices": {"scenario": "faq"}, "score": 1.0}
     (tmp_path / "results" / "v").mkdir(parents=True)

@@ -92,6 +92,7 @@ def project(tmp_path_factory):
     data["split"]["eval_share"] = 0.2
     data["evaluate"].update(limit=24, warmup=1)
     data["evaluate"]["lm_eval"]["tasks"] = []
+    data["search"].update(tokens=128, max_seq_len=64)
     (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     for rel in ("recipes", "models/demo", "calibration"):
         shutil.copytree(REPO / rel, root / rel)
@@ -102,11 +103,13 @@ def test_each_stage_reads_only_what_it_declares(project):
     from pipeline.calibration import build, split
     from pipeline.evaluate import stage as evaluate
     from pipeline.quantize import stage as quantize
+    from pipeline.search import stage as sensitivity
 
     root, params = project
     runs = [("split", split.run, stage_args(params, root, split.PARAMS), ()),
             ("calibration@business", build.run, stage_args(params, root, build.PARAMS, "business"),
-             ("business",))]
+             ("business",)),
+            ("sensitivity", sensitivity.run, stage_args(params, root, sensitivity.PARAMS), ())]
     for v in ("baseline", "gguf_q4_k_m_business"):
         runs.append((f"quantize@{v}", quantize.run, stage_args(params, root, quantize.PARAMS, v), (v,)))
     runs.append(("evaluate@gguf_q4_k_m_business", evaluate.run,

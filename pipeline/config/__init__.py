@@ -20,6 +20,7 @@ sections), ``yaml_lines`` (YAML with line numbers) and ``loading`` (check_params
 from __future__ import annotations
 
 from pipeline.config.cross_checks import cross_section_issues
+from pipeline.config.search import SearchConfig
 from pipeline.config.delivery import HandoffConfig, TrackingConfig
 from pipeline.config.evaluation import (BenchConfig, DivergenceConfig, EvaluateConfig,
                                         GateCalibrationConfig, LmEvalConfig, SequentialConfig)
@@ -77,6 +78,7 @@ from pipeline.config.variants import LoadCheckConfig, QuantizeConfig, Variant
 from pipeline.config.yaml_lines import YamlDoc, dotted, read_yaml
 
 __all__ = [
+    "SearchConfig",
     "BASELINE_SCHEMES", "GATE_PROFILES", "MAX_WORKERS", "NO_CALIBRATION", "NO_REFERENCE", "SCHEMES",
     "UNQUANTIZED_SCHEMES",
     "backend_format", "backend_schemes", "engine_names", "family", "recipe_format",

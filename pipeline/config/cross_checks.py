@@ -28,6 +28,10 @@ def cross_section_issues(data: Mapping[str, Any]) -> list[Issue]:
             issues.append((("variants", name, "calibration"),
                            f"calibration set '{wanted}' is not defined in calibration.sets",
                            known(wanted, sets, "Defined")))
+    wanted = _mapping(data.get("search")).get("calibration", "business")
+    if isinstance(wanted, str) and wanted not in sets:
+        issues.append((("search", "calibration"), f"calibration set '{wanted}' is not defined in calibration.sets",
+                       known(wanted, sets, "Defined")))
     schemes = [_mapping(v).get("scheme") for v in variants.values()]
     if variants and not any(s in BASELINE_SCHEMES for s in schemes):
         issues.append((("variants",), "no baseline variant (scheme bf16 or fp16)",

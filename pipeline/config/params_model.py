@@ -16,6 +16,7 @@ from pipeline.config.fields import Name, Section
 from pipeline.config.gating import CompareConfig, GatesConfig, UtilityConfig
 from pipeline.config.model_data import CalibrationConfig, DataConfig, ModelConfig, SplitConfig
 from pipeline.config.problems import fail
+from pipeline.config.search import SearchConfig
 from pipeline.config.serving import EnginesConfig
 from pipeline.config.upgrades import ServingSection
 from pipeline.config.variants import QuantizeConfig, Variant
@@ -45,6 +46,7 @@ class Params(Section, ParamsHelpers):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     handoff: HandoffConfig = Field(default_factory=HandoffConfig)
     serving: ServingSection = Field(default_factory=ServingSection)
+    search: SearchConfig = Field(default_factory=SearchConfig)
     # how `qpipe repro` runs the stages (read by it alone; no stage declares it)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 

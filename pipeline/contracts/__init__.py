@@ -10,13 +10,14 @@ from pipeline.contracts.eval_metrics import Metrics
 from pipeline.contracts.evalset_card import ITEM_SCHEMA, EvalItem, EvalsetCard
 from pipeline.contracts.divergence_reference import ReferencePasses
 from pipeline.contracts.records import DivergenceRecord, SampleRecord, read_lines
+from pipeline.contracts.search_results import SensitivityReport
 from pipeline.contracts.stage_results import (BenchResults, BundleEvaluation, DivergenceResult, EvalRun,
                                               GateCalibration, HandoffIndex, QuantizeRun,
                                               UpgradeReport)
 
 __all__ = ["ArtifactManifest", "BenchResults", "BundleIndex", "DivergenceRecord", "DivergenceResult",
            "GateCalibration", "UpgradeReport", "QuantizeRun", "EvalRun", "HandoffIndex", "BundleEvaluation",
-           "SampleRecord",
+           "SampleRecord", "SensitivityReport",
            "read_lines", "CalibrationCard", "Comparison", "Contract",
            "ContractError", "EvalItem", "EvalsetCard", "FileEntry", "ITEM_SCHEMA", "Metrics",
            "ReferencePasses", "VariantEntry"]

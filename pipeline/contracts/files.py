@@ -13,7 +13,8 @@ Which stage writes what (the folders are `Layout`'s):
   DIVERGENCE_REFERENCE; gate_calibration: GATE_CALIBRATION;
 - bench: BENCH; compare: COMPARISON, COMPARISON_MD and the PLOTS;
 - handoff: BUNDLE_INDEX, and per bundle EVALUATION, QUANTIZE_RUN, MODEL_CARD;
-- track: TRACKING_PENDING while MLflow is out of reach.
+- track: TRACKING_PENDING while MLflow is out of reach;
+- sensitivity: SENSITIVITY, SENSITIVITY_MD, SENSITIVITY_PLOT.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ TRACKING_PENDING = "tracking-pending.json"
 UPGRADE = "upgrade.json"
 UPGRADE_MD = "upgrade.md"
 UPGRADE_PLOT = "latency_vs_rate.png"
+SENSITIVITY = "sensitivity.json"
+SENSITIVITY_MD = "sensitivity.md"
+SENSITIVITY_PLOT = "sensitivity.png"
 
 # ---- schema ids (the `schema` key of each file)
 ARTIFACT_SCHEMA = "qpipe.artifact/v1"
@@ -73,3 +77,4 @@ RESULTS_SCHEMA = "qpipe.results/v1"
 SPLIT_REPORT_SCHEMA = "qpipe.split-report/v1"
 TRACKING_PENDING_SCHEMA = "qpipe.tracking-pending/v1"
 UPGRADE_SCHEMA = "qpipe.upgrade/v1"
+SENSITIVITY_SCHEMA = "qpipe.sensitivity/v1"
