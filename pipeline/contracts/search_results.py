@@ -32,11 +32,14 @@ class UniformPoint(Part):
 
 
 class MixCandidate(Part):
+    label: str                   # mix_<budget>
     budget_bits: float
     bits_per_weight: float
     predicted_kl: float
     assignment: dict[str, str]   # part → format
     formats: dict[str, int]      # parts per format
+    recipes: dict[str, str | None]  # tool → its recipe, relative to the report (None: see notes)
+    notes: list[str]
 
 
 class SensitivityReport(Contract):

@@ -148,6 +148,10 @@ class LlamaCppBackend(Backend):
         preset = str(recipe.get("preset", ""))
         if preset.upper() != req.scheme.removeprefix("gguf_").upper():
             problems.append(f"{req.recipe}: preset {preset!r} does not match scheme {req.scheme}")
+        for i, override in enumerate(recipe.get("tensor_types") or []):
+            if not isinstance(override, str) or not re.fullmatch(r"[^=\s]+=[A-Za-z0-9_]+", override):
+                problems.append(f"{req.recipe}: tensor_types[{i}] {override!r} is not `<tensor-name regex>=<ggml "
+                                "type>` (llama-quantize --tensor-type; e.g. blk\\.0\\.attn_q\\.weight=q8_0)")
         return problems
 
     def check_tokenization(self, req: QuantizeRequest, gguf: Path, work: Path, samples: int = 8) -> None:
@@ -205,6 +209,8 @@ class LlamaCppBackend(Backend):
                       "-t", threads, "--no-ppl"],
                      "llama-imatrix", log_path, cwd=req.calibration_dir)
                 quant_cmd += ["--imatrix", imatrix_out.name]
+            for override in recipe.get("tensor_types") or []:  # a mixed recipe: llama.cpp's own overrides
+                quant_cmd += ["--tensor-type", str(override)]
             gguf = req.out_dir / f"model-{preset}.gguf"
             start = log_path.stat().st_size
             _run([*quant_cmd, str(f16), gguf.name, preset, threads], "llama-quantize", log_path,
@@ -223,7 +229,8 @@ class LlamaCppBackend(Backend):
             format="gguf",
             tool_versions={"llama.cpp": tools.version, "gguf-py (converter)": "vendored with llama.cpp",
                            "gguf (reader)": version("gguf")},
-            details={"preset": preset, "gguf_file": gguf.name, "imatrix": imatrix_out is not None,
+            details={"preset": preset, "tensor_types": list(recipe.get("tensor_types") or []),
+                     "gguf_file": gguf.name, "imatrix": imatrix_out is not None,
                      "imatrix_ctx": imx.get("ctx", 512), "imatrix_chunks": imx.get("chunks", 256),
                      "declared_pre_tokenizer": pre, "reader": gguf_summary(gguf),
                      "fallbacks": fallbacks})

@@ -18,16 +18,21 @@ import logging
 import time
 from typing import Any
 
+import yaml
+
 from pipeline.contracts import CalibrationCard, SensitivityReport
 from pipeline.contracts.files import CALIBRATION_DATA, CARD, SENSITIVITY, SENSITIVITY_MD, SENSITIVITY_PLOT
 from pipeline.errors import QpipeError
 from pipeline.io import atomic_dirs, file_sha256, write_json
 from pipeline.layout import Layout
-from pipeline.search import front, sensitivity
+from pipeline.search import front, recipes, sensitivity
 from pipeline.stage_params import Declared, StageView
 
 log = logging.getLogger(__name__)
 PARAMS = Declared("sensitivity", "model", "search")
+CANDIDATES = "candidates"  # <out_dir>/candidates/<label>/{llmcompressor,gguf}.yaml
+HEADER = {"llmcompressor": "llm-compressor recipe of a mixed-precision proposal: config_groups per format",
+          "gguf": "GGUF recipe (llama.cpp backend) of a mixed-precision proposal: preset + --tensor-type overrides"}
 
 
 class SearchError(QpipeError, ValueError):
@@ -71,15 +76,46 @@ def run(params: StageView, layout: Layout) -> dict[str, Any]:
               "uniform": front.uniform(measured, allowed),
               "candidates": front.front(measured, allowed, list(s.budgets))}
     dest = layout.search
+    recipes = {c["label"]: _recipes(c, measured["parts"], s.group_size) for c in _labelled(report["candidates"])}
+    for c in report["candidates"]:
+        c["recipes"] = {tool: (f"{CANDIDATES}/{c['label']}/{tool}.yaml" if r is not None else None)
+                        for tool, (r, _) in recipes[c["label"]].items()}
+        c["notes"] = [why for _, why in recipes[c["label"]].values() if why]
     report = SensitivityReport.read(report, dest / SENSITIVITY).dump()
     with atomic_dirs(dest.parent, [dest.name]) as staged:
         out = staged[dest.name]
+        for label, made in recipes.items():
+            (out / CANDIDATES / label).mkdir(parents=True)
+            for tool, (recipe, _) in made.items():
+                if recipe is not None:
+                    (out / CANDIDATES / label / f"{tool}.yaml").write_text(
+                        f"# {HEADER[tool]} (qpipe sensitivity: proposal {label})\n"
+                        + yaml.safe_dump(recipe, sort_keys=False, width=200), encoding="utf-8")
         write_json(out / SENSITIVITY, report)
         write_markdown(report, out / SENSITIVITY_MD)
         plot(report, out / SENSITIVITY_PLOT)
     log.info("sensitivity: %d parts × %d formats on %d tokens in %.0f s", len(report["parts"]),
              len(s.formats), report["tokens"], time.time() - started)
     return report | {"out": str(dest)}
+
+
+def _labelled(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each proposal named by its budget (`mix_5_0`: at most 5.0 bits per weight)."""
+    for c in candidates:
+        c["label"] = "mix_" + f"{c['budget_bits']:g}".replace(".", "_")
+    return candidates
+
+
+def _recipes(c: dict[str, Any], parts: dict[str, list[str]], group_size: int | None
+             ) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
+    """The proposal as each tool's recipe, or why it cannot be written."""
+    out: dict[str, tuple[dict[str, Any] | None, str | None]] = {
+        "llmcompressor": (recipes.llmcompressor_recipe(c["assignment"], parts, group_size), None)}
+    try:
+        out["gguf"] = (recipes.gguf_recipe(c["assignment"]), None)
+    except recipes.RecipeError as err:
+        out["gguf"] = (None, f"no GGUF recipe: {err}")
+    return out
 
 
 def _weights_sha256(layout: Layout) -> str:
