@@ -63,7 +63,14 @@ def main() -> None:
 
     started = time.time()
     g = args.group_size
-    m = sensitivity.measure(model, calib, FORMATS, group_size=g)
+    steps = [0]
+
+    def step(what: str) -> None:
+        steps[0] += 1
+        if steps[0] % 20 == 0:
+            print(f"  {steps[0]} passes, {time.time() - started:.0f} s ({what})", file=sys.stderr, flush=True)
+
+    m = sensitivity.measure(model, calib, FORMATS, group_size=g, on_step=step)
     t_measure = time.time() - started
     allowed = FORMATS + [sensitivity.UNQUANTIZED]
     cands = front.front(m, allowed, [4.25, 4.5, 5.0, 5.5, 6.0, 7.0, 8.2, 10.0, 12.0])

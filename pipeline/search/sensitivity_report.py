@@ -21,10 +21,19 @@ def write_markdown(r: dict[str, Any], path: Path) -> None:
     lines += ["", "The sum of the parts' own KL predicts a mix's; the two columns above say how closely on "
               "this model (HAWQ-V3 and ModelOpt's AutoQuantize make the same assumption).", "",
               "## Proposed mixes", "",
-              "| budget (bits / weight) | bits / weight | predicted KL | parts per format |", "|---|---|---|---|"]
+              "| proposal | budget (bits / weight) | bits / weight | predicted KL | parts per format | recipes |",
+              "|---|---|---|---|---|---|"]
     for c in r["candidates"]:
         mix = ", ".join(f"{f} {n}" for f, n in c["formats"].items() if n)
-        lines.append(f"| ≤ {c['budget_bits']} | {c['bits_per_weight']:.3f} | {c['predicted_kl']:.4g} | {mix} |")
+        made = ", ".join(f"[{tool}]({path})" for tool, path in c["recipes"].items() if path) or "—"
+        lines.append(f"| {c['label']} | ≤ {c['budget_bits']} | {c['bits_per_weight']:.3f} | {c['predicted_kl']:.4g} | "
+                     f"{mix} | {made} |")
+    notes = sorted({n for c in r["candidates"] for n in c["notes"]})
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
+    lines += ["", "Each recipe is the tool's own format: the llm-compressor recipe quantizes with config groups "
+              "per format (served by vLLM); the GGUF recipe is a llama.cpp preset with `--tensor-type` "
+              "overrides. Either can be a variant's `recipe:` in params.yaml."]
     if r["unfit"]:
         lines += ["", f"{len(r['unfit'])} part × format pairs cannot be built and are never proposed: "
                   + "; ".join(f"{u['part']} {u['format']} ({u['why']})" for u in r["unfit"][:6])
