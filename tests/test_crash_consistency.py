@@ -69,6 +69,7 @@ def make_project(repo: Path, root: Path) -> None:
         spec["num_samples"] = 16
     params["evaluate"].update(limit=24, warmup=1, max_tokens=16, lm_eval={"tasks": []})
     params["divergence"].update(long_prompts=0)
+    params["search"].update(tokens=256, max_seq_len=128)  # the sensitivity in seconds
     params["gate_calibration"].update(items=24, start=0.3, max_steps=2, batch=24)
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=16, output_len=4,
                            concurrency=[1], stream_requests=1, variants=["baseline", "gguf_f16"],

@@ -61,6 +61,7 @@ def copy_project(repo: Path, root: Path) -> None:
         spec["num_samples"] = 32  # small sets: quantization in seconds
     params["evaluate"].update(limit=40, warmup=2)  # evaluation in seconds per variant
     params["divergence"].update(long_prompts=0)  # the probe has its own test
+    params["search"].update(tokens=256, max_seq_len=128)  # the sensitivity in seconds
     params["gate_calibration"].update(start=0.3, max_steps=3, batch=40)  # three steps on 40 items
     params["bench"].update(rounds=1, repeats=1, num_prompts=2, input_len=32, output_len=8,
                            concurrency=[1], stream_requests=2,
@@ -226,12 +227,14 @@ def test_general_set_card_does_not_depend_on_business_logs(pipeline_run):
 def test_after_calibration_only_business_calibrated_variants_are_stale(pipeline_run):
     """Of the stages reading calibration data, the business-calibrated quantizations — and
     compare and handoff, which read the sets' cards (the calibration effect, the bundle's card),
-    and nothing else: not the baseline, FP8 dynamic or the general-set variant."""
+    and the sensitivity measured on the business set — and nothing else: not the baseline, FP8
+    dynamic or the general-set variant."""
     status = pipeline_run.status_after_calibration
     assert set(status) == {f"quantize@{BUSINESS}", "quantize@gguf_q4_k_m_business",
-                           "compare", "handoff"}, status
+                           "compare", "handoff", "sensitivity"}, status
     for stage in ("compare", "handoff"):
         assert status[stage] == [{"changed deps": {"data/calibration": "modified"}}], status
+    assert status["sensitivity"] == [{"changed deps": {"data/calibration/business": "modified"}}], status
 
 
 def test_final_repro_requantizes_exactly_those(pipeline_run):
@@ -246,7 +249,7 @@ def test_final_repro_requantizes_exactly_those(pipeline_run):
                if pipeline_run.artifacts[v] != pipeline_run.artifacts_after[v]}
     expected = ({f"quantize@{v}" for v in requantized}
                 | {f"{stage}@{v}" for v in changed for stage in ("evaluate", "divergence")}
-                | {"compare", "track", "handoff"} | ({"bench"} if changed else set()))
+                | {"compare", "track", "handoff", "sensitivity"} | ({"bench"} if changed else set()))
     assert ran == expected, log
     unchanged = set(VARIANTS) - requantized
     assert all(pipeline_run.artifacts[v] == pipeline_run.artifacts_after[v] for v in unchanged)
