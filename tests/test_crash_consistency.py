@@ -240,7 +240,7 @@ def test_any_interruption_and_the_next_run_finishes_clean(workspace, capsys):
                              capture_output=True, text=True, timeout=1800)
         outcome["next_run"] = "ok" if nxt.returncode == 0 else f"exit {nxt.returncode}"
         if nxt.returncode:
-            problems.append(f"#{i + 1}: the next run failed:\n{nxt.stdout[-3000:]}")
+            problems.append(f"#{i + 1}: the next run failed:\n{nxt.stdout[-3000:]}\n{nxt.stderr[-3000:]}")
             rows.append(outcome)
             break
         status = subprocess.run([str(bin_dir / "dvc"), "status", "--json"], cwd=root, env=env,

@@ -5,6 +5,7 @@ on them to do are checked here, on a small DVC project of its own."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import re
 import subprocess
@@ -33,6 +34,15 @@ def test_the_installed_dvc_is_the_pinned_one():
 @pytest.mark.parametrize("module,name", INTERNALS, ids=[f"{m}.{n}" for m, n in INTERNALS])
 def test_every_internal_the_adapter_uses_exists(module, name):
     assert hasattr(importlib.import_module(module), name), f"{module}.{name} is gone from DVC {dvc.__version__}"
+
+
+def test_the_yaml_writer_made_atomic_has_the_shape_the_adapter_replaces_it_with():
+    import inspect
+
+    from dvc.utils.serialize import _common
+
+    assert list(inspect.signature(_common._dump_data).parameters)[:4] == ["path", "data", "dumper", "fs"]
+    assert "_dump_data(" in inspect.getsource(_common._modify_data)  # the write modify_yaml makes
 
 
 def test_the_adapter_is_the_only_module_that_imports_dvc():
@@ -127,3 +137,95 @@ def test_the_lockfile_is_reordered_as_dvc_writes_it(project):
 
     assert list(yaml.safe_load(lock.read_text())["stages"]) == ["c", "b", "a"]
     assert sorted(lock.read_text().splitlines()) == sorted(before.splitlines())
+
+
+# A child that rewrites dvc.lock the way DVC does (modify_yaml) and stops half-way through its
+# write; the parent kills it there with SIGKILL.
+HALF_WRITE = '''
+import sys, time
+from pathlib import Path
+import dvc.utils.serialize._common as common
+from dvc.utils.serialize import modify_yaml
+from pipeline.orchestrate.dvc_adapter import atomic_writes
+
+def slow(data, fd):
+    fd.write("schema: '2.0'\\nstages:\\n  a:\\n    cmd: [cp")
+    fd.flush()
+    Path("half").touch()
+    time.sleep(60)
+
+ctx = atomic_writes() if sys.argv[1] == "atomic" else open(__file__)
+with ctx:
+    with common._modify_data("dvc.lock", lambda text, path: {"stages": {}}, slow):
+        pass
+'''
+
+
+def _kill_half_way(project: Path, mode: str) -> None:
+    import os
+    import signal
+    import time
+
+    (project / "half.py").write_text(HALF_WRITE)
+    child = subprocess.Popen([sys.executable, "half.py", mode], cwd=project,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.time() + 60
+    while not (project / "half").exists() and time.time() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    assert (project / "half").exists(), "the child never reached its write"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+@pytest.mark.parametrize("mode", ["atomic", "as DVC writes"])
+def test_a_kill_in_the_middle_of_writing_dvc_lock(project, mode):
+    """DVC truncates dvc.lock and writes it in place: a kill there leaves a file no run can read.
+    Inside atomic_writes the old dvc.lock stays whole, and the staging file is cleaned up."""
+    from pipeline.io import stale_staging
+
+    with atomic_writes_run(project):
+        pass
+    lock = project / "dvc.lock"
+    before = lock.read_text()
+    assert dvc_adapter.lockfile_problem(lock) is None
+    _kill_half_way(project, "atomic" if mode == "atomic" else "plain")
+    if mode == "atomic":
+        assert lock.read_text() == before
+        left = stale_staging(project)
+        assert [p.name for p in left] and all(p.name.endswith("dvc.lock") for p in left)
+    else:  # what the atomic write prevents, shown: the file is cut short and DVC cannot read it
+        assert lock.read_text() != before
+        assert dvc_adapter.lockfile_problem(lock)
+
+
+@contextlib.contextmanager
+def atomic_writes_run(project: Path):
+    """Every stage of `project` run and recorded as the scheduler does, under atomic_writes."""
+    with dvc_adapter.atomic_writes(), Project(project) as p, p.locked(lambda: AssertionError("busy")):
+        for name in [s.name for s in p.plan(None)]:
+            run_like_the_scheduler(p, name)
+        yield p
+
+
+def test_an_unreadable_dvc_lock_gives_way_to_the_last_whole_one(project):
+    with atomic_writes_run(project):
+        pass
+    lock, good = project / "dvc.lock", project / dvc_adapter.LAST_GOOD
+    assert good.read_text() == lock.read_text()  # kept at every whole write
+    whole = lock.read_text()
+    assert dvc_adapter.recover_lockfile(project) is None  # readable: left alone
+    lock.write_text(whole[: len(whole) // 2])
+    said = dvc_adapter.recover_lockfile(project)
+    assert said and "could not be read" in said and str(dvc_adapter.LAST_GOOD) in said
+    assert lock.read_text() == whole
+    aside = list((project / ".dvc" / "tmp").glob("dvc.lock.unreadable-*"))
+    assert len(aside) == 1 and aside[0].read_text() == whole[: len(whole) // 2]  # kept, not lost
+    # without a whole copy, dvc.lock goes and DVC checks every stage against the run-cache
+    good.unlink()
+    lock.write_text("stages:\n  a:\n    cmd: [")
+    said = dvc_adapter.recover_lockfile(project)
+    assert "run-cache" in said and not lock.exists()
+    with Project(project) as p, p.locked(lambda: AssertionError("busy")):
+        p.plan(None)
+        assert all(p.changed(n) for n in ("a", "b", "c"))
+        assert p.restore("a") and p.restore("b")  # from the run-cache (c has no dependencies: not cached)

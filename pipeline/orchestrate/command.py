@@ -3,7 +3,6 @@ here or as tasks on a Ray cluster (params.yaml's `execution` section)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -70,8 +69,9 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
 
 def _remove_stale_staging(root: Path, say) -> None:
     """Staging folders of runs that were killed (no `finally` ran) go before anything runs."""
+    from pipeline.io import remove_path
     from pipeline.orchestrate.strays import stale_staging
 
     for path in stale_staging(root):
-        shutil.rmtree(path, ignore_errors=True)
-        say(f"removed {path.relative_to(root)}: the staging folder of a run that was killed")
+        remove_path(path)
+        say(f"removed {path.relative_to(root)}: what a run that was killed was staging")

@@ -16,6 +16,9 @@ the facts of :class:`Step`; DVC's stage objects stay in here.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +30,10 @@ from dvc.repo import Repo, lock_repo
 from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
 from dvc.stage.cache import RunCacheNotFoundError
 from dvc.stage.run import _enforce_cmd_list, _make_cmd, get_executable, prepare_kwargs
-from dvc.utils.serialize import modify_yaml
+from dvc.schema import COMPILED_LOCKFILE_SCHEMA
+from dvc.utils.serialize import _common as dvc_serialize, modify_yaml, parse_yaml
+
+from pipeline.io import replaced_file
 
 # The DVC internals used here (module, name): what a new DVC version must still provide, as
 # this version does, before the pin moves (tests/test_dvc_adapter.py).
@@ -43,7 +49,12 @@ INTERNALS = (
     ("dvc.repo", "lock_repo"),                    # the workspace lock a `dvc repro` takes
     ("dvc.lock", "LockError"),
     ("dvc.utils.serialize", "modify_yaml"),       # dvc.lock rewritten as DVC writes it
+    ("dvc.utils.serialize", "parse_yaml"),
+    ("dvc.utils.serialize", "_common"),           # its _dump_data: every YAML write of DVC's (made atomic)
+    ("dvc.schema", "COMPILED_LOCKFILE_SCHEMA"),   # what a readable dvc.lock is
 )
+# The last dvc.lock this process wrote whole, kept to stand in for one a killed run cut short.
+LAST_GOOD = Path(".dvc", "tmp", "qpipe-last-good-dvc.lock")
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,66 @@ class Project:
         stage.save(allow_missing=False, run_cache=not no_cache)
         stage.commit(allow_missing=False)
         stage.dump(update_pipeline=False)
+
+
+def _atomic_dump(path, data, dumper, fs=None, **dumper_args) -> None:
+    """DVC's YAML write (dvc.lock, dvc.yaml), whole or not at all: DVC truncates the file and
+    writes it in place, so a kill mid-write leaves a cut-off dvc.lock that no later run can read.
+    Here the file is written beside and renamed over the old one."""
+    target = Path(os.fspath(path))
+    with replaced_file(target) as tmp, open(tmp, "w", encoding="utf-8") as fd:
+        dumper(data, fd, **dumper_args)
+    if target.name == "dvc.lock" and (target.parent / ".dvc").is_dir():
+        with replaced_file(target.parent / LAST_GOOD) as tmp:
+            shutil.copyfile(target, tmp)
+
+
+@contextlib.contextmanager
+def atomic_writes() -> Iterator[None]:
+    """Every dvc.lock / dvc.yaml write of this process's DVC made atomic, inside the block."""
+    original = dvc_serialize._dump_data
+    dvc_serialize._dump_data = _atomic_dump
+    try:
+        yield
+    finally:
+        dvc_serialize._dump_data = original
+
+
+def lockfile_problem(path: Path) -> str | None:
+    """Why DVC could not read dvc.lock (cut short, not YAML, not its schema); None when it can
+    or when there is none."""
+    if not path.is_file():
+        return None
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+        COMPILED_LOCKFILE_SCHEMA(data)
+    except Exception as err:  # noqa: BLE001 — a YAML or schema error of any kind
+        return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    return None
+
+
+def recover_lockfile(root: Path) -> str | None:
+    """An unreadable dvc.lock (a run killed while DVC wrote it) is set aside in .dvc/tmp and the
+    last one written whole here takes its place (or none): DVC then compares what that file
+    records with the workspace, so every stage it does not vouch for runs again (or comes from
+    the run-cache). Returns what was done, for the terminal; None when dvc.lock was readable."""
+    path = root / "dvc.lock"
+    problem = lockfile_problem(path)
+    if problem is None:
+        return None
+    aside = root / ".dvc" / "tmp" / f"dvc.lock.unreadable-{time.strftime('%Y%m%dT%H%M%S')}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, aside)
+    good = root / LAST_GOOD
+    if good.is_file() and lockfile_problem(good) is None:
+        with replaced_file(path) as tmp:
+            shutil.copyfile(good, tmp)
+        then = f"the last dvc.lock written whole ({LAST_GOOD}) took its place"
+    else:
+        then = "no whole copy was kept: every stage is checked against the run-cache"
+    return (f"dvc.lock could not be read ({problem}): a run was killed while writing it. It was "
+            f"moved to {aside.relative_to(root)}; {then}, and the stages it does not vouch for "
+            "run again")
 
 
 def _exclusive(stage) -> bool:

@@ -39,7 +39,8 @@ from typing import Callable, ClassVar, Protocol
 import yaml
 
 from pipeline.errors import QpipeError
-from pipeline.orchestrate.dvc_adapter import Project, Step, reorder_lockfile, shell_argv
+from pipeline.orchestrate.dvc_adapter import (Project, Step, atomic_writes, recover_lockfile, reorder_lockfile,
+                                              shell_argv)
 from pipeline.orchestrate.relay import relay
 from pipeline.orchestrate.workspace import busy
 from pipeline.processes import affinity, gate_env
@@ -215,13 +216,18 @@ def repro(root: Path, targets: list[str] | None = None, *, jobs: int = 2, force:
         raise ReproError(f"--jobs must be at least 1, got {jobs}")
     root = Path(root).resolve()
     lockfile = root / "dvc.lock"
-    before = _lock_keys(lockfile)
-    # DVC resolves stage paths against the working directory (its CLI runs inside the repo)
-    with Project(root) as project, contextlib.chdir(root), project.locked(lambda: ReproError(busy(root))):
+    # DVC resolves stage paths against the working directory (its CLI runs inside the repo);
+    # every dvc.lock write of this run is whole or none (a kill mid-write leaves the old file)
+    with (atomic_writes(), Project(root) as project, contextlib.chdir(root),
+          project.locked(lambda: ReproError(busy(root)))):
+        recovered = recover_lockfile(root)  # one a killed `dvc repro` cut short
+        if recovered:
+            say(f"warning: {recovered}")
+        before = _lock_keys(lockfile)
         steps = project.plan(targets)
         run = _Scheduler(project, jobs, force, executor or LocalExecutor(), say, log_dir or root / "logs" / "repro")
         run.go(steps)
-    order_lockfile(lockfile, before, [s.name for s in steps])
+        order_lockfile(lockfile, before, [s.name for s in steps])
     result = [run.outcomes[s.name] for s in steps]
     bad = [o for o in result if o.status == "failed"]
     if bad:

@@ -44,7 +44,7 @@ def stale_staging(root: Path, depth: int = 3) -> list[Path]:
     folders, down to `depth` levels (hidden top-level folders — .git, .dvc, .venv — skipped)."""
     from pipeline.io import stale_staging as stale_in
 
-    found: list[Path] = []
+    found: list[Path] = stale_in(root)  # dvc.lock's, when a run was killed while writing it
     level = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
     for _ in range(depth):
         found += [p for d in level for p in stale_in(d)]
