@@ -55,7 +55,7 @@ def remove_stale_staging(parent: Path) -> list[Path]:
     """Remove what stale_staging finds; returns it."""
     gone = stale_staging(parent)
     for path in gone:
-        remove_path(path)
+        shutil.rmtree(path, ignore_errors=True)
     return gone
 
 
@@ -70,33 +70,6 @@ def file_sha256(path: Path | str) -> str:
 def jsonl_line(obj: Any) -> str:
     """One canonical JSON line (sorted keys, UTF-8, no spaces): same object → same bytes."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
-
-
-@contextlib.contextmanager
-def replaced_file(path: Path) -> Iterator[Path]:
-    """A file written whole or not at all: the block writes the yielded path (a staging file
-    beside `path`, named for its owner like a staging folder); on success it is flushed to disk
-    and renamed over `path`. A kill mid-write leaves `path` as it was, and a staging file that
-    the next run's cleanup (stale_staging) removes."""
-    path = Path(path)
-    tmp = path.with_name(f".staging-{_host()}-{os.getpid()}-{path.name}")
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
-def remove_path(path: Path) -> None:
-    """A staging folder or file, gone."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
 
 
 def write_json(path: Path, obj: Any) -> None:

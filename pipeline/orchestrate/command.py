@@ -69,8 +69,7 @@ def repro(targets: Optional[list[str]] = typer.Argument(None, help="Stages (defa
 
 def _remove_stale_staging(root: Path, say) -> None:
     """Staging folders of runs that were killed (no `finally` ran) go before anything runs."""
-    from pipeline.io import remove_path
-    from pipeline.orchestrate.strays import stale_staging
+    from pipeline.orchestrate.strays import remove_path, stale_staging
 
     for path in stale_staging(root):
         remove_path(path)

@@ -33,7 +33,7 @@ from dvc.stage.run import _enforce_cmd_list, _make_cmd, get_executable, prepare_
 from dvc.schema import COMPILED_LOCKFILE_SCHEMA
 from dvc.utils.serialize import _common as dvc_serialize, modify_yaml, parse_yaml
 
-from pipeline.io import replaced_file
+from pipeline.orchestrate.strays import replaced_file
 
 # The DVC internals used here (module, name): what a new DVC version must still provide, as
 # this version does, before the pin moves (tests/test_dvc_adapter.py).

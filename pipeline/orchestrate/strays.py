@@ -9,6 +9,10 @@ and there those stages run again. `qpipe repro` says so before it runs.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from pipeline.config.scheme_tables import NO_REFERENCE
 from pipeline.stage_params import StageView
@@ -37,6 +41,35 @@ def stray_outputs(params: StageView, root: Path) -> list[Path]:
         found += [f for f in sorted(runs.iterdir())
                   if f.name != ".gitignore" and not (f.suffix in (".json", ".log") and f.stem in names)]
     return found
+
+
+@contextlib.contextmanager
+def replaced_file(path: Path) -> Iterator[Path]:
+    """A file written whole or not at all: the block writes the yielded path (a staging file
+    beside `path`, named for its owner as pipeline.io names staging folders); on success it is
+    flushed to disk and renamed over `path`. A kill mid-write leaves `path` as it was, and a
+    staging file that the next `qpipe repro` removes (stale_staging)."""
+    from pipeline.io import _host
+
+    path = Path(path)
+    tmp = path.with_name(f".staging-{_host()}-{os.getpid()}-{path.name}")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def remove_path(path: Path) -> None:
+    """A staging folder or file, gone."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def stale_staging(root: Path, depth: int = 3) -> list[Path]:
