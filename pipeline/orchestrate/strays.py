@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from pipeline.config.scheme_tables import NO_REFERENCE
@@ -49,10 +51,10 @@ def replaced_file(path: Path) -> Iterator[Path]:
     beside `path`, named for its owner as pipeline.io names staging folders); on success it is
     flushed to disk and renamed over `path`. A kill mid-write leaves `path` as it was, and a
     staging file that the next `qpipe repro` removes (stale_staging)."""
-    from pipeline.io import _host
 
     path = Path(path)
-    tmp = path.with_name(f".staging-{_host()}-{os.getpid()}-{path.name}")
+    host = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"  # as pipeline.io's
+    tmp = path.with_name(f".staging-{host}-{os.getpid()}-{path.name}")
     try:
         yield tmp
         with open(tmp, "rb+") as fh:
