@@ -425,3 +425,34 @@ def test_every_hand_off_file_is_read_through_its_contract(pipeline_run):
     left = sorted(written - read - model_files - loadgen_files)
     assert left == [], f"stage outputs with no contract: {left}"
     assert len(read) > 40
+
+
+def test_search_tries_proposals_cheapest_first_as_ordinary_variants(pipeline_run):
+    """`qpipe search` (last here: it adds variants to the project's params): each proposal tried
+    is a variant of params.yaml, built from the sensitivity stage's own recipe file, quantized and
+    evaluated by DVC like any other; the search stops at the first that passes, and its report
+    says why each cheaper one did not."""
+    root = pipeline_run.root
+    pipeline_run.qpipe("search", "--max-candidates", "2")
+    s = json.loads((root / "reports" / "certify" / "search.json").read_text())
+    tried = s["tried"]
+    assert tried and [t["bits_per_weight"] for t in tried] == sorted(t["bits_per_weight"] for t in tried)
+    variants = yaml.safe_load((root / "params.yaml").read_text())["variants"]
+    lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    for t in tried:
+        spec = variants[t["variant"]]
+        assert spec["backend"] == "llamacpp" and spec["reference"] == "gguf_f16"
+        assert spec["recipe"].startswith("reports/search/candidates/")
+        assert any(d["path"] == spec["recipe"] for d in lock[f"quantize@{t['variant']}"]["deps"])
+        assert f"evaluate@{t['variant']}" in lock and f"divergence@{t['variant']}" in lock
+        manifest = json.loads((root / "artifacts" / t["variant"] / "manifest.json").read_text())
+        assert manifest["content_sha256"]
+        assert t["verdict"] in ("pass", "fail", "inconclusive")
+        assert (t["verdict"] == "pass") == (t["why_not"] == [])
+    passed = [t["variant"] for t in tried if t["verdict"] == "pass"]
+    assert s["certified"] == (passed[0] if passed else None)
+    assert passed in ([], [tried[-1]["variant"]])  # it stops at the first pass
+    md = (root / "reports" / "certify" / "search.md").read_text()
+    assert all(t["variant"] in md for t in tried) and "rank correlation" in md
+    status = pipeline_run.qpipe("repro", "--jobs", "1")  # the sensitivity stage's outputs untouched
+    assert not re.search(r"^sensitivity\s+ran", status, re.M), status

@@ -74,3 +74,30 @@ def _remove_stale_staging(root: Path, say) -> None:
     for path in stale_staging(root):
         remove_path(path)
         say(f"removed {path.relative_to(root)}: what a run that was killed was staging")
+
+
+def search(tool: str = typer.Option("gguf", help="Which recipe of each proposal to build: gguf (llama.cpp "
+                                    "--tensor-type overrides, llama-server) or llmcompressor (config_groups, vLLM)."),
+           max_candidates: int = typer.Option(3, "--max-candidates", min=1,
+                                              help="Proposals tried at most, cheapest first."),
+           jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Stage commands at once."),
+           params: Path = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")) -> None:
+    """The cheapest mixed-precision variant that passes the gate: the sensitivity stage's
+    proposals added as variants, evaluated and judged cheapest first, stopping at the first pass
+    (docs/search.md) → <compare.out_dir>/certify/search.md."""
+    from pipeline.config import ConfigError, load_params
+    from pipeline.errors import QpipeError
+    from pipeline.orchestrate.repro import ReproError
+    from pipeline.orchestrate.certify import run
+    from pipeline.progress import console
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        cfg = load_params(params).execution
+        run(params, tool=tool, max_candidates=max_candidates, jobs=jobs or cfg.jobs, say=say)
+    except (ConfigError, ReproError, QpipeError) as err:
+        console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
+        say(str(err))
+        raise typer.Exit(1) from err

@@ -1,0 +1,253 @@
+"""`qpipe search`: the cheapest variant of the model that passes the business gate.
+
+The `sensitivity` stage proposes mixed-precision recipes under the size budgets of params'
+`search` section (pipeline/search). This command certifies them, cheapest first:
+
+1. each proposal becomes an ordinary variant in params.yaml (`search_<mix>_<tool>`: its recipe is
+   the sensitivity stage's own file, so DVC links the two and lineage names it);
+2. `qpipe repro` quantizes, evaluates and measures its divergence like any other variant;
+3. its gate is judged against its engine's reference with the compare stage's own statistics and
+   gates, written under `<compare.out_dir>/certify/` (the compare stage's outputs stay untouched);
+4. the search stops at the first proposal that passes; every one tried stays in params.yaml, so
+   the next `qpipe repro` puts it in comparison.md, MLflow and, when it passed, the handoff.
+
+The report (`search.md`, `search.json`) lists the front, the certified choice, why each cheaper
+proposal was rejected, the smallest uniform variant of the same tool that passed the last full
+comparison, and the proxy's rank correlation with the measured business loss.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from ruamel.yaml import YAML  # round-trip: params.yaml's comments and order survive the edit
+
+from pipeline.contracts.files import SENSITIVITY
+from pipeline.errors import QpipeError
+
+def _preset_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
+    """A GGUF mix is named for its preset (the format of every tensor not overridden)."""
+    return f"gguf_{str(yaml.safe_load(recipe.read_text(encoding='utf-8'))['preset']).lower()}"
+
+
+def _lowest_format_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
+    """A config_groups mix is named for its lowest-precision format; the recipe holds the rest."""
+    used = [f for f, n in candidate["formats"].items() if n and f != "BF16"]
+    return min(used, key=lambda f: int("".join(c for c in f.split("A")[0] if c.isdigit()) or 16)).lower()
+
+
+# A proposal's recipe family → the backend that builds it, the engine that serves its format and
+# how its scheme is named.
+TOOLS = {
+    "gguf": {"backend": "llamacpp", "engine": "llamacpp", "scheme": _preset_scheme},
+    "llmcompressor": {"backend": "llmcompressor", "engine": "vllm", "scheme": _lowest_format_scheme},
+}
+CERTIFY = "certify"  # <compare.out_dir>/certify/: the report and the proposals' judged comparison
+MARK = "proposed by `qpipe search` from the sensitivity stage"
+
+
+class SearchError(QpipeError, ValueError):
+    pass
+
+
+def variant_name(label: str, tool: str) -> str:
+    return f"search_{label}_{tool}"
+
+
+def variant_spec(params, root: Path, candidate: dict[str, Any], tool: str) -> dict[str, Any]:
+    """The params.yaml entry of one proposal built by `tool` (a key of TOOLS)."""
+    if tool not in TOOLS:
+        raise SearchError(f"--tool must be one of {', '.join(TOOLS)}, not {tool!r}")
+    rel = (candidate.get("recipes") or {}).get(tool)
+    if not rel:
+        raise SearchError(f"proposal {candidate['label']} has no {tool} recipe: "
+                          + "; ".join(candidate.get("notes") or ["see the sensitivity report"]))
+    recipe = f"{params.search.out_dir}/{rel}"
+    fam = TOOLS[tool]
+    scheme = fam["scheme"](root / recipe, candidate)
+    reference = params.compare.engine_baselines.get(fam["engine"]) or params.baseline
+    return {"backend": fam["backend"], "scheme": scheme, "recipe": recipe,
+            "calibration": params.search.calibration, "reference": reference}
+
+
+def add_variants(path: Path, specs: dict[str, dict[str, Any]]) -> list[str]:
+    """The variants added to params.yaml (comments and order kept; a variant already there with
+    the same entry is left alone, one with another entry is an error). Returns those added."""
+    ry = YAML()
+    ry.preserve_quotes = True
+    ry.width = 120
+    data = ry.load(path.read_text(encoding="utf-8"))
+    variants = data["variants"]
+    added = []
+    for name, spec in specs.items():
+        if name in variants:
+            if {k: variants[name].get(k) for k in spec} != spec:
+                raise SearchError(f"{path}: variant {name} exists with another entry — fix: remove it "
+                                  "or rename it, then search again")
+            continue
+        variants[name] = spec
+        variants.yaml_set_comment_before_after_key(name, before=MARK, indent=2)
+        added.append(name)
+    if added:
+        buf = io.StringIO()
+        ry.dump(data, buf)
+        tmp = path.with_name(f".{path.name}.search-tmp")
+        tmp.write_text(buf.getvalue(), encoding="utf-8")
+        tmp.replace(path)
+    return added
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rank correlation (scipy's); None under three points or when one side is flat."""
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    from scipy.stats import spearmanr
+
+    return round(float(spearmanr(xs, ys).statistic), 3)
+
+
+def outcome(name: str, candidate: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
+    """One tried proposal, as the report shows it, from its entry in the scratch comparison."""
+    gate = v.get("gate") or {}
+    div = ((v.get("divergence") or {}).get("overall") or {})
+    acc = v.get("accuracy") or {}
+    why = [f"{c['criterion']}: {c['verdict']}" + (f" (about {c['items_needed']} items needed)"
+                                                   if c.get("items_needed") else "")
+           for c in [*gate.get("failed", []), *gate.get("inconclusive", [])]]
+    return {"variant": name, "label": candidate["label"], "budget_bits": candidate["budget_bits"],
+            "bits_per_weight": candidate["bits_per_weight"], "predicted_kl": candidate["predicted_kl"],
+            "served": bool(v.get("served")), "size_bytes": v.get("size_bytes"),
+            "measured_kl": div.get("kld_mean"), "accuracy_delta": acc.get("delta"),
+            "accuracy_ci": [acc.get("ci_low"), acc.get("ci_high")],
+            "verdict": gate.get("verdict") or ("not served" if not v.get("served") else None),
+            "why_not": why if gate.get("verdict") != "pass" else [],
+            "reason": v.get("reason")}
+
+
+def uniform_passing(comparison: dict[str, Any] | None, backend_of: Callable[[str], str | None],
+                    backend: str) -> dict[str, Any] | None:
+    """The smallest variant of `backend` (not a search proposal, not a reference run) that
+    passed the full comparison's gate; None when none did or there is no comparison."""
+    best = None
+    for name, v in ((comparison or {}).get("variants") or {}).items():
+        if (name.startswith("search_") or v.get("reference_role") or not v.get("served")
+                or backend_of(name) != backend or not (v.get("gate") or {}).get("passed")):
+            continue
+        if best is None or (v.get("size_bytes") or 0) < best["size_bytes"]:
+            best = {"variant": name, "size_bytes": v.get("size_bytes") or 0}
+    return best
+
+
+def summarize(tool: str, tried: list[dict[str, Any]], untried: list[dict[str, Any]],
+              uniform: dict[str, Any] | None, profile: str) -> dict[str, Any]:
+    chosen = next((t for t in tried if t["verdict"] == "pass"), None)
+    ranked = [t for t in tried if t["measured_kl"] is not None]
+    out = {"tool": tool, "gate_profile": profile, "tried": tried,
+           "not_tried": [{"label": c["label"], "bits_per_weight": c["bits_per_weight"],
+                          "why": "a cheaper proposal passed first"} for c in untried],
+           "certified": chosen and chosen["variant"], "smallest_uniform_passing": uniform,
+           "proxy_rank_correlation": {
+               "measured_kl": spearman([t["predicted_kl"] for t in ranked], [t["measured_kl"] for t in ranked]),
+               "accuracy_drop": spearman([t["predicted_kl"] for t in ranked if t["accuracy_delta"] is not None],
+                                         [-t["accuracy_delta"] for t in ranked if t["accuracy_delta"] is not None]),
+               "points": len(ranked)}}
+    if chosen and uniform:
+        out["smaller_than_uniform"] = (chosen["size_bytes"] or 0) < uniform["size_bytes"]
+    return out
+
+
+def render(s: dict[str, Any]) -> str:
+    mb = lambda b: f"{b / 1e6:.2f} MB" if b else "—"  # noqa: E731
+    lines = [f"# Mixed-precision search ({s['tool']}, gate profile {s['gate_profile']})", ""]
+    if s["certified"]:
+        lines.append(f"**Certified:** `{s['certified']}` — the cheapest proposal whose gate passed.")
+    else:
+        lines.append("**No proposal passed the gate**; the reasons are below.")
+    u = s["smallest_uniform_passing"]
+    lines.append("**Smallest uniform variant that passed** (last full comparison): "
+                 + (f"`{u['variant']}`, {mb(u['size_bytes'])}" if u else "none") + ".")
+    if "smaller_than_uniform" in s:
+        lines.append("The certified mix is " + ("smaller" if s["smaller_than_uniform"] else "not smaller")
+                     + " than it.")
+    lines += ["", "| proposal | bits/weight | predicted KL | size | measured KL | Δ accuracy [95% CI] | verdict "
+              "| why not |",
+              "|---|---|---|---|---|---|---|---|"]
+    for t in s["tried"]:
+        ci = t["accuracy_ci"]
+        acc = (f"{t['accuracy_delta']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]"
+               if t["accuracy_delta"] is not None and None not in ci else "—")
+        kl = f"{t['measured_kl']:.2e}" if t["measured_kl"] is not None else "—"
+        lines.append(f"| `{t['variant']}` | {t['bits_per_weight']} | {t['predicted_kl']:.2e} | {mb(t['size_bytes'])} "
+                     f"| {kl} | {acc} | {t['verdict']} | {'; '.join(t['why_not']) or t.get('reason') or ''} |")
+    for c in s["not_tried"]:
+        lines.append(f"| {c['label']} | {c['bits_per_weight']} | | | | | not tried | {c['why']} |")
+    rc = s["proxy_rank_correlation"]
+    lines += ["", f"Proxy rank correlation over the {rc['points']} proposals measured (Spearman): "
+              f"predicted KL vs served token KL {rc['measured_kl']}, vs accuracy drop {rc['accuracy_drop']}"
+              " (None: under three points, or one side flat).", ""]
+    return "\n".join(lines)
+
+
+def write_report(dest: Path, summary: dict[str, Any]) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, text in (("search.json", json.dumps(summary, indent=2, sort_keys=True) + "\n"),
+                       ("search.md", render(summary))):
+        tmp = dest / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(dest / name)
+
+
+def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs: int = 1,
+        say: Callable[[str], None] = print) -> dict[str, Any]:
+    """The search, end to end (module docstring); returns the summary written to search.json."""
+    from pipeline.compare.stage import PARAMS as COMPARE, run as compare
+    from pipeline.config import load_params
+    from pipeline.contracts import SensitivityReport
+    from pipeline.layout import Layout
+    from pipeline.orchestrate.repro import repro
+
+    root = params_path.resolve().parent
+    params = load_params(params_path)
+    say("the sensitivity stage (its proposals), brought up to date:")
+    repro(root, ["sensitivity"], jobs=jobs, say=say)
+    layout = Layout(root, params)
+    report = SensitivityReport.load(layout.search / SENSITIVITY).dump()
+    candidates = sorted(report["candidates"], key=lambda c: c["bits_per_weight"])[:max_candidates]
+    if not candidates:
+        raise SearchError("the sensitivity report proposes nothing under search.budgets — fix: "
+                          "raise a budget above the lowest format's bits per weight")
+    dest = layout.reports / CERTIFY
+    comparison_path = layout.comparison
+    full = json.loads(comparison_path.read_text(encoding="utf-8")) if comparison_path.is_file() else None
+    tried: list[dict[str, Any]] = []
+    for i, cand in enumerate(candidates):
+        name = variant_name(cand["label"], tool)
+        spec = variant_spec(params, root, cand, tool)
+        if add_variants(params_path, {name: spec}):
+            say(f"{name}: added to {params_path.name} ({cand['bits_per_weight']} bits per weight)")
+        params = load_params(params_path)
+        repro(root, [f"evaluate@{name}", f"divergence@{name}"], jobs=jobs, say=say)
+        scratch = params.model_copy(update={"compare": params.compare.model_copy(
+            update={"out_dir": f"{params.compare.out_dir}/{CERTIFY}"})})
+        judged = compare(scratch.for_stage(COMPARE), Layout(root, scratch),
+                         variants=sorted({spec["reference"], name} - {params.baseline}))
+        tried.append(outcome(name, cand, judged["variants"][name]))
+        say(f"{name}: {tried[-1]['verdict']}" + (f" — {'; '.join(tried[-1]['why_not'])}"
+                                                  if tried[-1]["why_not"] else ""))
+        if tried[-1]["verdict"] == "pass":
+            candidates_left = candidates[i + 1:]
+            break
+    else:
+        candidates_left = []
+    backend = TOOLS[tool]["backend"]
+    uniform = uniform_passing(full, lambda n: params.variants[n].backend if n in params.variants else None,
+                              backend)
+    summary = summarize(tool, tried, candidates_left, uniform, params.gates.profile)
+    write_report(dest, summary)
+    say(f"report: {(dest / 'search.md').relative_to(root)}; `qpipe repro` records the variants tried "
+        "in comparison.md, MLflow and the handoff")
+    return summary

@@ -1,0 +1,119 @@
+"""`qpipe search`'s parts that need no engine: proposals into params.yaml as ordinary variants
+(comments kept), their entries, the rejection reasons, the uniform comparison and the proxy's rank
+correlation. The whole search, on a real project, is in tests/test_dvc_pipeline.py (slow)."""
+
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from pipeline.orchestrate.certify import (SearchError, add_variants, outcome, render, spearman, summarize,
+                                          uniform_passing, variant_spec)
+
+PARAMS = """# the project's params
+variants:
+  baseline:               # the reference
+    backend: none
+    scheme: bf16
+    recipe: recipes/baseline.yaml
+    calibration: none
+    reference: none
+engines:
+  formats: {gguf: llamacpp}
+"""
+
+
+def candidate(label="mix_4_5", bits=4.46, kl=0.003, **kw):
+    return {"label": label, "budget_bits": 4.5, "bits_per_weight": bits, "predicted_kl": kl,
+            "formats": {"BF16": 0, "W4A16": 21, "W8A16": 3},
+            "recipes": {"gguf": f"candidates/{label}/gguf.yaml",
+                        "llmcompressor": f"candidates/{label}/llmcompressor.yaml"}, "notes": [], **kw}
+
+
+def fake_params(engine_baselines=None):
+    return SimpleNamespace(search=SimpleNamespace(out_dir="reports/search", calibration="business"),
+                           compare=SimpleNamespace(engine_baselines=engine_baselines or {}),
+                           baseline="baseline")
+
+
+def test_proposals_join_params_as_variants_and_the_comments_stay(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(PARAMS)
+    spec = {"backend": "llamacpp", "scheme": "gguf_q4_k_m", "recipe": "reports/search/candidates/mix_4_5/gguf.yaml",
+            "calibration": "business", "reference": "gguf_f16"}
+    assert add_variants(path, {"search_mix_4_5_gguf": spec}) == ["search_mix_4_5_gguf"]
+    text = path.read_text()
+    assert "# the project's params" in text and "# the reference" in text and "qpipe search" in text
+    assert yaml.safe_load(text)["variants"]["search_mix_4_5_gguf"] == spec
+    assert list(yaml.safe_load(text)["variants"]) == ["baseline", "search_mix_4_5_gguf"]
+    assert add_variants(path, {"search_mix_4_5_gguf": spec}) == []  # again: nothing added
+    assert path.read_text() == text
+    with pytest.raises(SearchError, match="exists with another entry"):
+        add_variants(path, {"search_mix_4_5_gguf": {**spec, "calibration": "general"}})
+    assert path.read_text() == text  # refused: untouched
+
+
+def test_a_proposals_entry_names_its_backend_scheme_recipe_and_engine_reference(tmp_path):
+    recipe = tmp_path / "reports/search/candidates/mix_4_5/gguf.yaml"
+    recipe.parent.mkdir(parents=True)
+    recipe.write_text("preset: Q4_K_M\ntensor_types: ['blk\\\\.0\\\\.ffn_down\\\\.weight=q8_0']\n")
+    p = fake_params({"llamacpp": "gguf_f16"})
+    assert variant_spec(p, tmp_path, candidate(), "gguf") == {
+        "backend": "llamacpp", "scheme": "gguf_q4_k_m", "recipe": "reports/search/candidates/mix_4_5/gguf.yaml",
+        "calibration": "business", "reference": "gguf_f16"}
+    spec = variant_spec(p, tmp_path, candidate(), "llmcompressor")
+    assert spec["scheme"] == "w4a16" and spec["reference"] == "baseline"  # no vLLM engine baseline
+    with pytest.raises(SearchError, match="no gguf recipe: too many parts"):
+        variant_spec(p, tmp_path, candidate(recipes={"gguf": None}, notes=["too many parts"]), "gguf")
+    with pytest.raises(SearchError, match="--tool"):
+        variant_spec(p, tmp_path, candidate(), "mlx")
+
+
+def test_spearman_needs_three_points_and_two_values_on_each_side():
+    assert spearman([1, 2], [1, 2]) is None
+    assert spearman([1, 2, 3], [5, 5, 5]) is None
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0
+
+
+def judged(verdict, size, kl, delta, why=()):
+    crit = [{"criterion": c, "verdict": verdict, "items_needed": 499} for c in why]
+    return {"served": True, "size_bytes": size, "divergence": {"overall": {"kld_mean": kl}},
+            "accuracy": {"delta": delta, "ci_low": delta - 0.01, "ci_high": delta + 0.01},
+            "gate": {"verdict": verdict, "failed": crit if verdict == "fail" else [],
+                     "inconclusive": crit if verdict == "inconclusive" else []}}
+
+
+def test_the_cheapest_passing_proposal_is_certified_and_each_cheaper_one_says_why_not():
+    c1, c2, c3 = candidate("mix_4_5", 4.46, 0.003), candidate("mix_5", 4.96, 0.0012), candidate("mix_6", 5.96, 3e-4)
+    tried = [outcome("search_mix_4_5_gguf", c1, judged("inconclusive", 4.5e6, 1e-3, -0.004,
+                                                       ["slice:scenario=tool_call"])),
+             outcome("search_mix_5_gguf", c2, judged("pass", 4.8e6, 9e-4, -0.001))]
+    assert tried[0]["why_not"] == ["slice:scenario=tool_call: inconclusive (about 499 items needed)"]
+    assert tried[1]["why_not"] == []
+    uniform = {"variant": "gguf_q8_0_business", "size_bytes": 7.4e6}
+    s = summarize("gguf", tried, [c3], uniform, "general_saas")
+    assert s["certified"] == "search_mix_5_gguf" and s["smaller_than_uniform"] is True
+    assert s["not_tried"] == [{"label": "mix_6", "bits_per_weight": 5.96, "why": "a cheaper proposal passed first"}]
+    assert s["proxy_rank_correlation"]["points"] == 2 and s["proxy_rank_correlation"]["measured_kl"] is None
+    md = render(s)
+    assert "**Certified:** `search_mix_5_gguf`" in md and "gguf_q8_0_business" in md
+    assert "about 499 items needed" in md and "not tried" in md
+    none = summarize("gguf", tried[:1], [], None, "general_saas")
+    assert none["certified"] is None and "smaller_than_uniform" not in none
+    assert "No proposal passed" in render(none)
+
+
+def test_the_uniform_yardstick_is_the_smallest_passing_candidate_of_the_same_backend():
+    comparison = {"variants": {
+        "gguf_f16": {"served": True, "size_bytes": 2e7, "gate": {"passed": True},
+                     "reference_role": "the unquantized baseline on llamacpp"},
+        "gguf_q8_0": {"served": True, "size_bytes": 7e6, "gate": {"passed": True}},
+        "gguf_q4_k_m": {"served": True, "size_bytes": 4e6, "gate": {"passed": False}},
+        "gguf_q6_k": {"served": True, "size_bytes": 5.5e6, "gate": {"passed": True}},
+        "search_mix_5_gguf": {"served": True, "size_bytes": 4.8e6, "gate": {"passed": True}},
+        "w8a8": {"served": True, "size_bytes": 3e6, "gate": {"passed": True}}}}
+    backend = {"w8a8": "llmcompressor"}
+    best = uniform_passing(comparison, lambda n: backend.get(n, "llamacpp"), "llamacpp")
+    assert best == {"variant": "gguf_q6_k", "size_bytes": 5.5e6}
+    assert uniform_passing(None, lambda n: "llamacpp", "llamacpp") is None
