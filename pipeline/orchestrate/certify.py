@@ -12,8 +12,8 @@ The `sensitivity` stage proposes mixed-precision recipes under the size budgets 
    the next `qpipe repro` puts it in comparison.md, MLflow and, when it passed, the handoff.
 
 The report (`search.md`, `search.json`) lists the front, the certified choice, why each cheaper
-proposal was rejected, the smallest uniform variant of the same tool that passed the last full
-comparison, and the proxy's rank correlation with the measured business loss.
+proposal was rejected, every uniform variant of the same backend judged beside them (and the
+smallest that passed), and the proxy's rank correlation with the measured business loss.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def outcome(name: str, candidate: dict[str, Any], v: dict[str, Any]) -> dict[str
 def uniform_passing(comparison: dict[str, Any] | None, backend_of: Callable[[str], str | None],
                     backend: str) -> dict[str, Any] | None:
     """The smallest variant of `backend` (not a search proposal, not a reference run) that
-    passed the full comparison's gate; None when none did or there is no comparison."""
+    passed `comparison`'s gate; None when none did or there is no comparison."""
     best = None
     for name, v in ((comparison or {}).get("variants") or {}).items():
         if (name.startswith("search_") or v.get("reference_role") or not v.get("served")
@@ -140,6 +140,13 @@ def uniform_passing(comparison: dict[str, Any] | None, backend_of: Callable[[str
         if best is None or (v.get("size_bytes") or 0) < best["size_bytes"]:
             best = {"variant": name, "size_bytes": v.get("size_bytes") or 0}
     return best
+
+
+def outcome_of_uniform(v: dict[str, Any]) -> dict[str, Any]:
+    gate = v.get("gate") or {}
+    return {"size_bytes": v.get("size_bytes"), "verdict": gate.get("verdict"),
+            "measured_kl": ((v.get("divergence") or {}).get("overall") or {}).get("kld_mean"),
+            "accuracy_delta": (v.get("accuracy") or {}).get("delta")}
 
 
 def summarize(tool: str, tried: list[dict[str, Any]], untried: list[dict[str, Any]],
@@ -168,7 +175,7 @@ def render(s: dict[str, Any]) -> str:
     else:
         lines.append("**No proposal passed the gate**; the reasons are below.")
     u = s["smallest_uniform_passing"]
-    lines.append("**Smallest uniform variant that passed** (last full comparison): "
+    lines.append("**Smallest uniform variant that passed** (judged beside them): "
                  + (f"`{u['variant']}`, {mb(u['size_bytes'])}" if u else "none") + ".")
     if "smaller_than_uniform" in s:
         lines.append("The certified mix is " + ("smaller" if s["smaller_than_uniform"] else "not smaller")
@@ -185,6 +192,10 @@ def render(s: dict[str, Any]) -> str:
                      f"| {kl} | {acc} | {t['verdict']} | {'; '.join(t['why_not']) or t.get('reason') or ''} |")
     for c in s["not_tried"]:
         lines.append(f"| {c['label']} | {c['bits_per_weight']} | | | | | not tried | {c['why']} |")
+    for n, u in sorted((s.get("uniform") or {}).items(), key=lambda x: x[1]["size_bytes"] or 0):
+        kl = f"{u['measured_kl']:.2e}" if u["measured_kl"] is not None else "—"
+        acc = f"{u['accuracy_delta']:+.4f}" if u["accuracy_delta"] is not None else "—"
+        lines.append(f"| `{n}` (uniform) | | | {mb(u['size_bytes'])} | {kl} | {acc} | {u['verdict']} | |")
     rc = s["proxy_rank_correlation"]
     lines += ["", f"Proxy rank correlation over the {rc['points']} proposals measured (Spearman): "
               f"predicted KL vs served token KL {rc['measured_kl']}, vs accuracy drop {rc['accuracy_drop']}"
@@ -221,32 +232,36 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
         raise SearchError("the sensitivity report proposes nothing under search.budgets — fix: "
                           "raise a budget above the lowest format's bits per weight")
     dest = layout.reports / CERTIFY
-    comparison_path = layout.comparison
-    full = json.loads(comparison_path.read_text(encoding="utf-8")) if comparison_path.is_file() else None
+    backend = TOOLS[tool]["backend"]
+    # the yardstick: every uniform variant of the same backend, judged in the same comparison
+    # (references of an engine or a noise floor are no candidates)
+    roles = {*params.compare.engine_baselines.values(), *params.compare.noise_floor.values()}
+    uniform = [n for n, v in params.variants.items()
+               if v.backend == backend and not n.startswith("search_") and n not in roles]
     tried: list[dict[str, Any]] = []
+    judged: dict[str, Any] = {}
+    candidates_left: list[dict[str, Any]] = []
     for i, cand in enumerate(candidates):
         name = variant_name(cand["label"], tool)
         spec = variant_spec(params, root, cand, tool)
         if add_variants(params_path, {name: spec}):
             say(f"{name}: added to {params_path.name} ({cand['bits_per_weight']} bits per weight)")
         params = load_params(params_path)
-        repro(root, [f"evaluate@{name}", f"divergence@{name}"], jobs=jobs, say=say)
+        repro(root, [f"{stage}@{v}" for v in [*uniform, name] for stage in ("evaluate", "divergence")],
+              jobs=jobs, say=say)
         scratch = params.model_copy(update={"compare": params.compare.model_copy(
             update={"out_dir": f"{params.compare.out_dir}/{CERTIFY}"})})
-        judged = compare(scratch.for_stage(COMPARE), Layout(root, scratch),
-                         variants=sorted({spec["reference"], name} - {params.baseline}))
+        names = {spec["reference"], *uniform, *(t["variant"] for t in tried), name} - {params.baseline}
+        judged = compare(scratch.for_stage(COMPARE), Layout(root, scratch), variants=sorted(names))
         tried.append(outcome(name, cand, judged["variants"][name]))
         say(f"{name}: {tried[-1]['verdict']}" + (f" — {'; '.join(tried[-1]['why_not'])}"
                                                   if tried[-1]["why_not"] else ""))
         if tried[-1]["verdict"] == "pass":
             candidates_left = candidates[i + 1:]
             break
-    else:
-        candidates_left = []
-    backend = TOOLS[tool]["backend"]
-    uniform = uniform_passing(full, lambda n: params.variants[n].backend if n in params.variants else None,
-                              backend)
-    summary = summarize(tool, tried, candidates_left, uniform, params.gates.profile)
+    yardstick = uniform_passing(judged, lambda n: backend if n in uniform else None, backend)
+    summary = summarize(tool, tried, candidates_left, yardstick, params.gates.profile)
+    summary["uniform"] = {n: outcome_of_uniform(judged["variants"].get(n, {})) for n in uniform}
     write_report(dest, summary)
     say(f"report: {(dest / 'search.md').relative_to(root)}; `qpipe repro` records the variants tried "
         "in comparison.md, MLflow and the handoff")

@@ -96,8 +96,11 @@ def test_the_cheapest_passing_proposal_is_certified_and_each_cheaper_one_says_wh
     assert s["certified"] == "search_mix_5_gguf" and s["smaller_than_uniform"] is True
     assert s["not_tried"] == [{"label": "mix_6", "bits_per_weight": 5.96, "why": "a cheaper proposal passed first"}]
     assert s["proxy_rank_correlation"]["points"] == 2 and s["proxy_rank_correlation"]["measured_kl"] is None
+    s["uniform"] = {"gguf_q8_0_business": {"size_bytes": 7.4e6, "verdict": "pass", "measured_kl": 1e-5,
+                                           "accuracy_delta": 0.001}}
     md = render(s)
     assert "**Certified:** `search_mix_5_gguf`" in md and "gguf_q8_0_business" in md
+    assert "| `gguf_q8_0_business` (uniform) | | | 7.40 MB | 1.00e-05 | +0.0010 | pass | |" in md
     assert "about 499 items needed" in md and "not tried" in md
     none = summarize("gguf", tried[:1], [], None, "general_saas")
     assert none["certified"] is None and "smaller_than_uniform" not in none
