@@ -35,9 +35,20 @@ def _preset_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
 
 
 def _lowest_format_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
-    """A config_groups mix is named for its lowest-precision format; the recipe holds the rest."""
+    """A config_groups mix is named for its lowest-precision format and its modifier (GPTQ's
+    W4A16 → w4a16_gptq): the scheme whose presets hold that format and whose required modifier,
+    if any, the recipe has; the recipe holds the rest."""
+    from pipeline.config.scheme_tables import SCHEMES, family
+    from pipeline.quantize.llmcompressor_recipes import REQUIRED_MODIFIER
+
     used = [f for f, n in candidate["formats"].items() if n and f != "BF16"]
-    return min(used, key=lambda f: int("".join(c for c in f.split("A")[0] if c.isdigit()) or 16)).lower()
+    low = min(used, key=lambda f: int("".join(c for c in f.split("A")[0] if c.isdigit()) or 16))
+    text = recipe.read_text(encoding="utf-8")
+    fits = sorted(n for n in family("compressed") if low in SCHEMES.get(n).recipe_schemes
+                  and REQUIRED_MODIFIER.get(n, "") in text)
+    if not fits:
+        raise SearchError(f"{recipe}: no compressed-tensors scheme takes {low} with this recipe's modifier")
+    return fits[0]
 
 
 # A proposal's recipe family → the backend that builds it, the engine that serves its format and

@@ -61,8 +61,10 @@ def test_a_proposals_entry_names_its_backend_scheme_recipe_and_engine_reference(
     assert variant_spec(p, tmp_path, candidate(), "gguf") == {
         "backend": "llamacpp", "scheme": "gguf_q4_k_m", "recipe": "reports/search/candidates/mix_4_5/gguf.yaml",
         "calibration": "business", "reference": "gguf_f16"}
+    (recipe.parent / "llmcompressor.yaml").write_text(
+        "quant_stage:\n  quant_modifiers:\n    GPTQModifier:\n      config_groups: {}\n")
     spec = variant_spec(p, tmp_path, candidate(), "llmcompressor")
-    assert spec["scheme"] == "w4a16" and spec["reference"] == "baseline"  # no vLLM engine baseline
+    assert spec["scheme"] == "w4a16_gptq" and spec["reference"] == "baseline"  # no vLLM engine baseline
     with pytest.raises(SearchError, match="no gguf recipe: too many parts"):
         variant_spec(p, tmp_path, candidate(recipes={"gguf": None}, notes=["too many parts"]), "gguf")
     with pytest.raises(SearchError, match="--tool"):
