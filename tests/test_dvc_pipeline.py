@@ -429,7 +429,7 @@ def test_every_hand_off_file_is_read_through_its_contract(pipeline_run):
 
 def test_search_tries_proposals_cheapest_first_as_ordinary_variants(pipeline_run):
     """`qpipe search` (last here: it adds variants to the project's params): each proposal tried
-    is a variant of params.yaml, built from the sensitivity stage's own recipe file, quantized and
+    is a variant of params.yaml, built from a copy of the sensitivity stage's recipe, quantized and
     evaluated by DVC like any other; the search stops at the first that passes, and its report
     says why each cheaper one did not."""
     root = pipeline_run.root
@@ -442,7 +442,7 @@ def test_search_tries_proposals_cheapest_first_as_ordinary_variants(pipeline_run
     for t in tried:
         spec = variants[t["variant"]]
         assert spec["backend"] == "llamacpp" and spec["reference"] == "gguf_f16"
-        assert spec["recipe"].startswith("reports/search/candidates/")
+        assert spec["recipe"] == f"recipes/search/{t['variant']}.yaml"
         assert any(d["path"] == spec["recipe"] for d in lock[f"quantize@{t['variant']}"]["deps"])
         assert f"evaluate@{t['variant']}" in lock and f"divergence@{t['variant']}" in lock
         manifest = json.loads((root / "artifacts" / t["variant"] / "manifest.json").read_text())

@@ -3,8 +3,8 @@
 The `sensitivity` stage proposes mixed-precision recipes under the size budgets of params'
 `search` section (pipeline/search). This command certifies them, cheapest first:
 
-1. each proposal becomes an ordinary variant in params.yaml (`search_<mix>_<tool>`: its recipe is
-   the sensitivity stage's own file, so DVC links the two and lineage names it);
+1. each proposal becomes an ordinary variant in params.yaml (`search_<mix>_<tool>`), its recipe
+   copied from the sensitivity stage's outputs to recipes/search/ (the manifest records it);
 2. `qpipe repro` quantizes, evaluates and measures its divergence like any other variant;
 3. its gate is judged against its engine's reference with the compare stage's own statistics and
    gates, written under `<compare.out_dir>/certify/` (the compare stage's outputs stay untouched);
@@ -69,20 +69,44 @@ def variant_name(label: str, tool: str) -> str:
     return f"search_{label}_{tool}"
 
 
+RECIPES = "recipes/search"  # each proposal's recipe, copied out of the sensitivity report
+
+
 def variant_spec(params, root: Path, candidate: dict[str, Any], tool: str) -> dict[str, Any]:
-    """The params.yaml entry of one proposal built by `tool` (a key of TOOLS)."""
+    """The params.yaml entry of one proposal built by `tool` (a key of TOOLS). Its recipe is
+    copied from the sensitivity stage's outputs to recipes/search/<variant>.yaml: a variant keeps
+    the recipe it was judged with when the sensitivity is measured again (a calibration change
+    re-runs that stage), and the stage can re-run while params name its proposals."""
     if tool not in TOOLS:
         raise SearchError(f"--tool must be one of {', '.join(TOOLS)}, not {tool!r}")
     rel = (candidate.get("recipes") or {}).get(tool)
     if not rel:
         raise SearchError(f"proposal {candidate['label']} has no {tool} recipe: "
                           + "; ".join(candidate.get("notes") or ["see the sensitivity report"]))
-    recipe = f"{params.search.out_dir}/{rel}"
+    name = variant_name(candidate["label"], tool)
+    recipe = f"{RECIPES}/{name}.yaml"
+    copy_recipe(root / params.search.out_dir / rel, root / recipe)
     fam = TOOLS[tool]
     scheme = fam["scheme"](root / recipe, candidate)
     reference = params.compare.engine_baselines.get(fam["engine"]) or params.baseline
     return {"backend": fam["backend"], "scheme": scheme, "recipe": recipe,
             "calibration": params.search.calibration, "reference": reference}
+
+
+def copy_recipe(src: Path, dest: Path) -> None:
+    """`src` to `dest`, unless `dest` already holds it; another recipe there is an error (a
+    variant's recipe is never replaced behind its evaluation)."""
+    text = src.read_text(encoding="utf-8")
+    if dest.is_file():
+        if dest.read_text(encoding="utf-8") != text:
+            raise SearchError(f"{dest} holds another recipe than the sensitivity stage proposes now "
+                              f"({src}): the variant was judged with the one it holds — fix: rename or "
+                              "remove that variant and its recipe, then search again")
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(dest)
 
 
 def add_variants(path: Path, specs: dict[str, dict[str, Any]]) -> list[str]:

@@ -59,8 +59,15 @@ def test_a_proposals_entry_names_its_backend_scheme_recipe_and_engine_reference(
     recipe.write_text("preset: Q4_K_M\ntensor_types: ['blk\\\\.0\\\\.ffn_down\\\\.weight=q8_0']\n")
     p = fake_params({"llamacpp": "gguf_f16"})
     assert variant_spec(p, tmp_path, candidate(), "gguf") == {
-        "backend": "llamacpp", "scheme": "gguf_q4_k_m", "recipe": "reports/search/candidates/mix_4_5/gguf.yaml",
+        "backend": "llamacpp", "scheme": "gguf_q4_k_m", "recipe": "recipes/search/search_mix_4_5_gguf.yaml",
         "calibration": "business", "reference": "gguf_f16"}
+    copied, judged_with = tmp_path / "recipes/search/search_mix_4_5_gguf.yaml", recipe.read_text()
+    assert copied.read_text() == judged_with
+    variant_spec(p, tmp_path, candidate(), "gguf")  # the same recipe again: fine
+    recipe.write_text("preset: Q4_K_M\ntensor_types: ['blk\\.1\\.ffn_down\\.weight=q8_0']\n")
+    with pytest.raises(SearchError, match="holds another recipe"):  # re-measured: never replaced
+        variant_spec(p, tmp_path, candidate(), "gguf")
+    assert copied.read_text() == judged_with
     (recipe.parent / "llmcompressor.yaml").write_text(
         "quant_stage:\n  quant_modifiers:\n    GPTQModifier:\n      config_groups: {}\n")
     spec = variant_spec(p, tmp_path, candidate(), "llmcompressor")
