@@ -17,6 +17,7 @@ PARTS = {f"model.layers.{i}.{p}": names for i in range(12) for p, names in (
     ("mlp.down_proj", [f"model.layers.{i}.mlp.down_proj"]))}
 GGUF_NAMES = [f"blk.{i}.{t}.weight" for i in range(12)
               for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+GGUF_NAMES += ["token_embd.weight", "output.weight", "output_norm.weight"]
 
 
 def mix():
@@ -38,7 +39,11 @@ def test_gguf_overrides_hit_exactly_the_parts_tensors():
                 assert name not in hit, f"{name} matched twice"
                 hit[name] = ggml
     assert hit == {"blk.1.attn_q.weight": "q8_0", "blk.1.attn_k.weight": "q8_0", "blk.1.attn_v.weight": "q8_0",
-                   "blk.11.ffn_down.weight": "q8_0", "blk.0.ffn_gate.weight": "f16", "blk.0.ffn_up.weight": "f16"}
+                   "blk.11.ffn_down.weight": "q8_0", "blk.0.ffn_gate.weight": "f16", "blk.0.ffn_up.weight": "f16",
+                   # outside the blocks, which no part measures: kept near-lossless, as the proxy had them
+                   "token_embd.weight": "q8_0", "output.weight": "q8_0"}
+    uniform_high = recipes.gguf_recipe(dict.fromkeys(mix(), "W8A16"))
+    assert uniform_high["preset"] == "Q8_0" and uniform_high["tensor_types"] == []
 
 
 def test_an_unknown_part_has_no_gguf_recipe():
@@ -92,6 +97,7 @@ def test_llama_quantize_writes_the_mix_and_llm_compressor_applies_it(served, tmp
     types = {t.name: t.tensor_type.name for t in GGUFReader(gguf).tensors}
     assert {types[f"blk.0.attn_{x}.weight"] for x in "qkv"} == {"Q8_0"}
     assert types["blk.1.attn_q.weight"] != "Q8_0" and types["blk.0.attn_output.weight"] != "Q8_0"
+    assert types["token_embd.weight"] == "Q8_0" == types["output.weight"]  # Q4_K_M's own: Q4_K, Q6_K
     manifest = json.loads((art / "manifest.json").read_text())
     assert "blk\\.0\\.attn_(q|k|v)\\.weight=q8_0" in manifest["quantization"]["tensor_types"]  # its lineage
 
