@@ -247,9 +247,11 @@ def write_report(dest: Path, summary: dict[str, Any]) -> None:
         tmp.replace(dest / name)
 
 
-def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs: int = 1,
+def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs: int = 1, every: bool = False,
         say: Callable[[str], None] = print) -> dict[str, Any]:
-    """The search, end to end (module docstring); returns the summary written to search.json."""
+    """The search, end to end (module docstring); returns the summary written to search.json.
+    `every`: try every proposal up to `max_candidates` (the front measured whole, and the proxy's
+    rank correlation over all of it); the cheapest that passed is still the one certified."""
     from pipeline.compare.stage import PARAMS as COMPARE, run as compare
     from pipeline.config import load_params
     from pipeline.contracts import SensitivityReport
@@ -291,7 +293,7 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
         tried.append(outcome(name, cand, judged["variants"][name]))
         say(f"{name}: {tried[-1]['verdict']}" + (f" — {'; '.join(tried[-1]['why_not'])}"
                                                   if tried[-1]["why_not"] else ""))
-        if tried[-1]["verdict"] == "pass":
+        if tried[-1]["verdict"] == "pass" and not every:  # `every`: the whole front, for the proxy's ranking
             candidates_left = candidates[i + 1:]
             break
     yardstick = uniform_passing(judged, lambda n: backend if n in uniform else None, backend)

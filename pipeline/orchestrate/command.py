@@ -80,6 +80,8 @@ def search(tool: str = typer.Option("gguf", help="Which recipe of each proposal 
                                     "--tensor-type overrides, llama-server) or llmcompressor (config_groups, vLLM)."),
            max_candidates: int = typer.Option(3, "--max-candidates", min=1,
                                               help="Proposals tried at most, cheapest first."),
+           every: bool = typer.Option(False, "--every", help="Try every proposal (the whole front and the "
+                                      "proxy's rank correlation over it), not only up to the first pass."),
            jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Stage commands at once."),
            params: Path = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")) -> None:
     """The cheapest mixed-precision variant that passes the gate: the sensitivity stage's
@@ -96,7 +98,7 @@ def search(tool: str = typer.Option("gguf", help="Which recipe of each proposal 
 
     try:
         cfg = load_params(params).execution
-        run(params, tool=tool, max_candidates=max_candidates, jobs=jobs or cfg.jobs, say=say)
+        run(params, tool=tool, max_candidates=max_candidates, jobs=jobs or cfg.jobs, every=every, say=say)
     except (ConfigError, ReproError, QpipeError) as err:
         console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
         say(str(err))
