@@ -129,3 +129,14 @@ def test_the_uniform_yardstick_is_the_smallest_passing_candidate_of_the_same_bac
     best = uniform_passing(comparison, lambda n: backend.get(n, "llamacpp"), "llamacpp")
     assert best == {"variant": "gguf_q6_k", "size_bytes": 5.5e6}
     assert uniform_passing(None, lambda n: "llamacpp", "llamacpp") is None
+
+
+def test_with_every_proposal_tried_the_cheapest_that_passed_is_certified_and_the_proxy_ranked():
+    cands = [candidate(f"mix_{b}", b, kl) for b, kl in ((4.5, 3e-3), (5.0, 1.2e-3), (6.0, 2.5e-4), (7.0, 8e-5))]
+    verdicts = ["inconclusive", "pass", "pass", "pass"]
+    served = [1.9e-4, 1.0e-4, 4e-5, 1e-5]  # in the proxy's order
+    tried = [outcome(f"search_{c['label']}_gguf", c, judged(v, 5e6 + i * 5e5, kl, -0.001 * (4 - i), ["x"]))
+             for i, (c, v, kl) in enumerate(zip(cands, verdicts, served))]
+    s = summarize("gguf", tried, [], {"variant": "gguf_q8_0_business", "size_bytes": 7.4e6}, "general_saas")
+    assert s["certified"] == "search_mix_5.0_gguf" and s["smaller_than_uniform"] is True
+    assert s["proxy_rank_correlation"] == {"measured_kl": 1.0, "accuracy_drop": 1.0, "points": 4}
