@@ -26,7 +26,7 @@ from typing import Any, Callable
 import yaml
 from ruamel.yaml import YAML  # round-trip: params.yaml's comments and order survive the edit
 
-from pipeline.contracts.files import SENSITIVITY
+from pipeline.contracts.files import METRICS, SENSITIVITY
 from pipeline.errors import QpipeError
 
 def _preset_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
@@ -288,7 +288,10 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
               jobs=jobs, say=say)
         scratch = params.model_copy(update={"compare": params.compare.model_copy(
             update={"out_dir": f"{params.compare.out_dir}/{CERTIFY}"})})
-        names = {spec["reference"], *uniform, *(t["variant"] for t in tried), name} - {params.baseline}
+        # each engine's noise-floor re-run, where it was evaluated, is judged beside them as the
+        # compare stage judges it (its reference is one of the names)
+        floors = [v for v in params.compare.noise_floor.values() if (layout.result(v) / METRICS).is_file()]
+        names = {spec["reference"], *floors, *uniform, *(t["variant"] for t in tried), name} - {params.baseline}
         judged = compare(scratch.for_stage(COMPARE), Layout(root, scratch), variants=sorted(names))
         tried.append(outcome(name, cand, judged["variants"][name]))
         say(f"{name}: {tried[-1]['verdict']}" + (f" — {'; '.join(tried[-1]['why_not'])}"
