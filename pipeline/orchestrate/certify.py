@@ -21,13 +21,16 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import yaml
 from ruamel.yaml import YAML  # round-trip: params.yaml's comments and order survive the edit
 
 from pipeline.contracts.files import METRICS, SENSITIVITY
 from pipeline.errors import QpipeError
+
+if TYPE_CHECKING:
+    from pipeline.config import Params
 
 def _preset_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
     """A GGUF mix is named for its preset (the format of every tensor not overridden)."""
@@ -72,7 +75,7 @@ def variant_name(label: str, tool: str) -> str:
 RECIPES = "recipes/search"  # each proposal's recipe, copied out of the sensitivity report
 
 
-def variant_spec(params, root: Path, candidate: dict[str, Any], tool: str) -> dict[str, Any]:
+def variant_spec(params: Params, root: Path, candidate: dict[str, Any], tool: str) -> dict[str, Any]:
     """The params.yaml entry of one proposal built by `tool` (a key of TOOLS). Its recipe is
     copied from the sensitivity stage's outputs to recipes/search/<variant>.yaml: a variant keeps
     the recipe it was judged with when the sensitivity is measured again (a calibration change
