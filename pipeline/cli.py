@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from pipeline.errors import QpipeError
-from pipeline.orchestrate.command import repro as repro_command, search as search_command
+from pipeline.orchestrate.command import register as register_orchestrator
 from pipeline.processes import stage_dies_with_launcher, terminate_as_interrupt
 from pipeline.progress import console  # log lines print above any live progress line
 
@@ -21,7 +21,7 @@ app = typer.Typer(help="LLM quantization pipeline with business calibration mana
 calib_app = typer.Typer(help="Business calibration sets: split, build, inspect, diff, freeze.",
                         no_args_is_help=True)
 app.add_typer(calib_app, name="calib")
-app.command("repro")(repro_command), app.command("search")(search_command)
+register_orchestrator(app)  # `qpipe repro`, `qpipe search`
 
 ParamsOpt = typer.Option(Path("params.yaml"), "--params", "-p", help="Path to params.yaml.")
 

@@ -32,6 +32,15 @@ from pipeline.errors import QpipeError
 if TYPE_CHECKING:
     from pipeline.config import Params
 
+CERTIFY = "certify"  # <compare.out_dir>/certify/: the report and the proposals' judged comparison
+RECIPES = "recipes/search"  # each proposal's recipe, copied out of the sensitivity report
+MARK = "proposed by `qpipe search` from the sensitivity stage"
+
+
+class SearchError(QpipeError, ValueError):
+    pass
+
+
 def _preset_scheme(recipe: Path, candidate: dict[str, Any]) -> str:
     """A GGUF mix is named for its preset (the format of every tensor not overridden)."""
     return f"gguf_{str(yaml.safe_load(recipe.read_text(encoding='utf-8'))['preset']).lower()}"
@@ -60,19 +69,8 @@ TOOLS = {
     "gguf": {"backend": "llamacpp", "engine": "llamacpp", "scheme": _preset_scheme},
     "llmcompressor": {"backend": "llmcompressor", "engine": "vllm", "scheme": _lowest_format_scheme},
 }
-CERTIFY = "certify"  # <compare.out_dir>/certify/: the report and the proposals' judged comparison
-MARK = "proposed by `qpipe search` from the sensitivity stage"
-
-
-class SearchError(QpipeError, ValueError):
-    pass
-
-
 def variant_name(label: str, tool: str) -> str:
     return f"search_{label}_{tool}"
-
-
-RECIPES = "recipes/search"  # each proposal's recipe, copied out of the sensitivity report
 
 
 def variant_spec(params: Params, root: Path, candidate: dict[str, Any], tool: str) -> dict[str, Any]:
@@ -166,18 +164,12 @@ def outcome(name: str, candidate: dict[str, Any], v: dict[str, Any]) -> dict[str
             "reason": v.get("reason")}
 
 
-def uniform_passing(comparison: dict[str, Any] | None, backend_of: Callable[[str], str | None],
-                    backend: str) -> dict[str, Any] | None:
-    """The smallest variant of `backend` (not a search proposal, not a reference run) that
-    passed `comparison`'s gate; None when none did or there is no comparison."""
-    best = None
-    for name, v in ((comparison or {}).get("variants") or {}).items():
-        if (name.startswith("search_") or v.get("reference_role") or not v.get("served")
-                or backend_of(name) != backend or not (v.get("gate") or {}).get("passed")):
-            continue
-        if best is None or (v.get("size_bytes") or 0) < best["size_bytes"]:
-            best = {"variant": name, "size_bytes": v.get("size_bytes") or 0}
-    return best
+def uniform_passing(comparison: dict[str, Any], names: list[str]) -> dict[str, Any] | None:
+    """The smallest of `names` (the backend's uniform variants) that passed `comparison`'s gate;
+    None when none did."""
+    passed = [(v.get("size_bytes") or 0, n) for n in names
+              if (v := comparison.get("variants", {}).get(n, {})).get("served") and (v.get("gate") or {}).get("passed")]
+    return {"variant": min(passed)[1], "size_bytes": min(passed)[0]} if passed else None
 
 
 def outcome_of_uniform(v: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +294,7 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
         if tried[-1]["verdict"] == "pass" and not every:  # `every`: the whole front, for the proxy's ranking
             candidates_left = candidates[i + 1:]
             break
-    yardstick = uniform_passing(judged, lambda n: backend if n in uniform else None, backend)
+    yardstick = uniform_passing(judged, uniform)
     summary = summarize(tool, tried, candidates_left, yardstick, params.gates.profile)
     summary["uniform"] = {n: outcome_of_uniform(judged["variants"].get(n, {})) for n in uniform}
     write_report(dest, summary)

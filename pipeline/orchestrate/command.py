@@ -103,3 +103,9 @@ def search(tool: str = typer.Option("gguf", help="Which recipe of each proposal 
         console.print(f"[red]{type(err).__name__}:[/red]", end=" ")
         say(str(err))
         raise typer.Exit(1) from err
+
+
+def register(app: typer.Typer) -> None:
+    """The orchestrator's commands on the `qpipe` app."""
+    app.command("repro")(repro)
+    app.command("search")(search)

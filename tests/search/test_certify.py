@@ -116,19 +116,17 @@ def test_the_cheapest_passing_proposal_is_certified_and_each_cheaper_one_says_wh
     assert "No proposal passed" in render(none)
 
 
-def test_the_uniform_yardstick_is_the_smallest_passing_candidate_of_the_same_backend():
+def test_the_uniform_yardstick_is_the_smallest_of_the_backends_uniform_variants_that_passed():
     comparison = {"variants": {
-        "gguf_f16": {"served": True, "size_bytes": 2e7, "gate": {"passed": True},
-                     "reference_role": "the unquantized baseline on llamacpp"},
         "gguf_q8_0": {"served": True, "size_bytes": 7e6, "gate": {"passed": True}},
         "gguf_q4_k_m": {"served": True, "size_bytes": 4e6, "gate": {"passed": False}},
         "gguf_q6_k": {"served": True, "size_bytes": 5.5e6, "gate": {"passed": True}},
-        "search_mix_5_gguf": {"served": True, "size_bytes": 4.8e6, "gate": {"passed": True}},
+        "gguf_q3_k_m": {"served": False, "size_bytes": 3e6},
         "w8a8": {"served": True, "size_bytes": 3e6, "gate": {"passed": True}}}}
-    backend = {"w8a8": "llmcompressor"}
-    best = uniform_passing(comparison, lambda n: backend.get(n, "llamacpp"), "llamacpp")
-    assert best == {"variant": "gguf_q6_k", "size_bytes": 5.5e6}
-    assert uniform_passing(None, lambda n: "llamacpp", "llamacpp") is None
+    uniform = ["gguf_q8_0", "gguf_q4_k_m", "gguf_q6_k", "gguf_q3_k_m"]
+    assert uniform_passing(comparison, uniform) == {"variant": "gguf_q6_k", "size_bytes": 5.5e6}
+    assert uniform_passing(comparison, ["gguf_q4_k_m", "gguf_q3_k_m"]) is None
+    assert uniform_passing({"variants": {}}, uniform) is None
 
 
 def test_with_every_proposal_tried_the_cheapest_that_passed_is_certified_and_the_proxy_ranked():
