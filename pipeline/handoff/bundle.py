@@ -20,6 +20,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pipeline.artifacts.manifest import build_manifest, require_verified
 from pipeline.artifacts.runrecord import read_run_record
 from pipeline.engines.base import engine_names, get_engine
@@ -83,9 +85,24 @@ def model_card(variant: str, manifest: ArtifactManifest, evaluation: dict, compa
         f"{str(g.get('verdict') or ('pass' if g.get('passed') else 'fail')).upper()}", "",
         *([f"- {c['verdict']}: {c['message']}" for c in g.get("criteria", [])]
           or [f"- {f['message']}" for f in g.get("failed", [])] or ["Every criterion held."]), "",
+        *recipe_section(manifest),
         "## Serving", "", "```bash", serve, "```", "",
         "## Verifying this bundle", "", "```bash", "sha256sum -c SHA256SUMS", "```", ""]
     return "\n".join(lines)
+
+
+def recipe_section(manifest: ArtifactManifest) -> list[str]:
+    """The card's account of what was quantized how: the recipe as the backend applied it, in the
+    tool's own format, from the manifest (a mixed-precision variant's per-layer formats — GGUF
+    `tensor_types` overrides, llm-compressor `config_groups` targets — are all there)."""
+    recipe = manifest.recipe
+    if recipe is None or recipe.resolved is None:
+        return []
+    text = yaml.safe_dump(recipe.resolved, sort_keys=False, allow_unicode=True, width=120).rstrip()
+    return ["## Recipe as applied", "",
+            f"`{recipe.path}` (SHA256 `{recipe.sha256}`), as the `{manifest.backend}` backend read it; "
+            "every layer's format is in it (the manifest's `recipe.resolved`):", "",
+            "```yaml", text, "```", ""]
 
 
 def _calibration_summary(card: dict) -> str:

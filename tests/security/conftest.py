@@ -19,6 +19,12 @@ REPO = Path(__file__).resolve().parents[2]
 CANDIDATE, OTHER = "w8a8_int8_business", "gptq_w4a16_business"
 
 
+# a mixed-precision recipe as the manifest records it: one layer kept at 8 bits, the rest at 4
+MIXED_RECIPE = {"quant_stage": {"quant_modifiers": {"GPTQModifier": {"ignore": ["lm_head"], "config_groups": {
+    "group_0": {"targets": [r"re:^model\.layers\.0\.mlp\.down_proj$"], "weights": {"num_bits": 8}},
+    "group_1": {"targets": ["Linear"], "weights": {"num_bits": 4}}}}}}}
+
+
 def make_artifact(root: Path, name: str, payload: bytes) -> dict:
     art = root / "artifacts" / name
     shutil.rmtree(art, ignore_errors=True)
@@ -29,7 +35,7 @@ def make_artifact(root: Path, name: str, payload: bytes) -> dict:
         "variant": name, "scheme": "w8a8_int8", "format": "compressed-tensors", "bits": 8,
         "group_size": None, "backend": "llmcompressor", "tool_versions": {"qpipe": "test"},
         "base_model": {"name": "demo", "content_sha256": "0" * 64},
-        "recipe": {"path": "recipes/x.yaml", "sha256": "1" * 64}, "calibration": {}})
+        "recipe": {"path": "recipes/x.yaml", "sha256": "1" * 64, "resolved": MIXED_RECIPE}, "calibration": {}})
 
 
 def evaluate(root: Path, name: str, artifact_sha256: str) -> dict:

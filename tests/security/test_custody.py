@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.evaluate.harness import EvalSetError, load_evalset
@@ -14,7 +15,7 @@ from pipeline.handoff import custody
 from pipeline.handoff import stage as handoff
 from pipeline.handoff.stage import ApprovalError
 
-from .conftest import CANDIDATE, OTHER, REPO, compare, make_artifact
+from .conftest import CANDIDATE, MIXED_RECIPE, OTHER, REPO, compare, make_artifact
 from conftest import stage_args
 
 
@@ -30,6 +31,10 @@ def test_an_intact_project_hands_off_a_bundle_whose_chain_verifies(project):
     done = subprocess.run([sys.executable, "-m", "pipeline.cli", "verify", str(bundle)],
                           capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0 and "chain of custody holds" in done.stdout + done.stderr
+    # the card says what every layer was quantized to: the recipe as applied, from the manifest
+    card = (bundle / "MODEL_CARD.md").read_text()
+    recipe = card.split("## Recipe as applied", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert yaml.safe_load(recipe) == MIXED_RECIPE
 
 
 def test_an_artifact_swapped_after_evaluation_is_neither_bundled_nor_approved(project):
