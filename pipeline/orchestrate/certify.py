@@ -113,9 +113,7 @@ def copy_recipe(src: Path, dest: Path) -> None:
 def add_variants(path: Path, specs: dict[str, dict[str, Any]]) -> list[str]:
     """The variants added to params.yaml (comments and order kept; a variant already there with
     the same entry is left alone, one with another entry is an error). Returns those added."""
-    ry = YAML()
-    ry.preserve_quotes = True
-    ry.width = 120
+    ry = _round_trip()
     data = ry.load(path.read_text(encoding="utf-8"))
     variants = data["variants"]
     added = []
@@ -126,15 +124,48 @@ def add_variants(path: Path, specs: dict[str, dict[str, Any]]) -> list[str]:
                                   "or rename it, then search again")
             continue
         variants[name] = spec
-        variants.yaml_set_comment_before_after_key(name, before=MARK, indent=2)
+        variants.yaml_add_eol_comment(MARK, name)  # on the key's own line: it leaves with the entry
         added.append(name)
     if added:
-        buf = io.StringIO()
-        ry.dump(data, buf)
-        tmp = path.with_name(f".{path.name}.search-tmp")
-        tmp.write_text(buf.getvalue(), encoding="utf-8")
-        tmp.replace(path)
+        _dump(ry, data, path)
     return added
+
+
+def remove_variants(path: Path, names: list[str]) -> list[str]:
+    """`names` taken out of params.yaml again (comments and order of the rest kept); returns those
+    removed. Only what the search added is ever removed: a variant without its mark stays."""
+    ry = _round_trip()
+    data = ry.load(path.read_text(encoding="utf-8"))
+    variants = data["variants"]
+    removed = [n for n in names if n in variants and MARK in _eol_comment(variants, n)]
+    for n in removed:
+        del variants[n]
+    if removed:
+        _dump(ry, data, path)
+    return removed
+
+
+def _round_trip() -> YAML:
+    """ruamel's round trip in params.yaml's own layout (block lists indented under their key)."""
+    ry = YAML()
+    ry.preserve_quotes = True
+    ry.width = 120
+    ry.indent(mapping=2, sequence=4, offset=2)
+    ry.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    return ry
+
+
+def _eol_comment(mapping: Any, key: str) -> str:
+    tokens = mapping.ca.items.get(key) or []
+    return " ".join(t.value for t in tokens if t is not None and hasattr(t, "value"))
+
+
+def _dump(ry: YAML, data: Any, path: Path) -> None:
+    buf = io.StringIO()
+    ry.dump(data, buf)
+    tmp = path.with_name(f".{path.name}.search-tmp")
+    tmp.write_text(buf.getvalue(), encoding="utf-8")
+    tmp.replace(path)
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:
@@ -162,6 +193,30 @@ def outcome(name: str, candidate: dict[str, Any], v: dict[str, Any]) -> dict[str
             "verdict": gate.get("verdict") or ("not served" if not v.get("served") else None),
             "why_not": why if gate.get("verdict") != "pass" else [],
             "reason": v.get("reason")}
+
+
+def failed(name: str, candidate: dict[str, Any], error: str) -> dict[str, Any]:
+    """A proposal that could not be built or served (its stage's error, with the log it names)."""
+    return {"variant": name, "label": candidate["label"], "budget_bits": candidate["budget_bits"],
+            "bits_per_weight": candidate["bits_per_weight"], "predicted_kl": candidate["predicted_kl"],
+            "served": False, "size_bytes": None, "measured_kl": None, "accuracy_delta": None,
+            "accuracy_ci": [None, None], "verdict": "failed",
+            "why_not": [error.split(" — not run because of it")[0]], "reason": None}
+
+
+def withdraw(params_path: Path, root: Path, name: str, recipe: str) -> None:
+    """A failed proposal taken out of params.yaml again, with what it left behind (its recipe
+    copy, its artifact, results and run record): the next `qpipe repro` runs without it, and no
+    stage hashes its leftovers."""
+    from pipeline.config import load_params
+    from pipeline.orchestrate.strays import remove_path, stray_outputs
+
+    remove_variants(params_path, [name])
+    params = load_params(params_path)
+    for path in stray_outputs(params, root):
+        if name in (path.name, path.stem):
+            remove_path(path)
+    (root / recipe).unlink(missing_ok=True)
 
 
 def uniform_passing(comparison: dict[str, Any], names: list[str]) -> dict[str, Any] | None:
@@ -251,7 +306,7 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
     from pipeline.config import load_params
     from pipeline.contracts import SensitivityReport
     from pipeline.layout import Layout
-    from pipeline.orchestrate.repro import repro
+    from pipeline.orchestrate.repro import ReproError, repro
 
     root = params_path.resolve().parent
     params = load_params(params_path)
@@ -273,20 +328,29 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
     tried: list[dict[str, Any]] = []
     judged: dict[str, Any] = {}
     candidates_left: list[dict[str, Any]] = []
+    say("the uniform variants of the same backend (the yardstick), brought up to date:")
+    repro(root, [f"{stage}@{v}" for v in uniform for stage in ("evaluate", "divergence")], jobs=jobs, say=say)
     for i, cand in enumerate(candidates):
         name = variant_name(cand["label"], tool)
         spec = variant_spec(params, root, cand, tool)
         if add_variants(params_path, {name: spec}):
             say(f"{name}: added to {params_path.name} ({cand['bits_per_weight']} bits per weight)")
         params = load_params(params_path)
-        repro(root, [f"{stage}@{v}" for v in [*uniform, name] for stage in ("evaluate", "divergence")],
-              jobs=jobs, say=say)
+        try:
+            repro(root, [f"{stage}@{name}" for stage in ("evaluate", "divergence")], jobs=jobs, say=say)
+        except ReproError as err:  # not built or not served here: rejected, and the next one tried
+            tried.append(failed(name, cand, str(err)))
+            withdraw(params_path, root, name, spec["recipe"])
+            params = load_params(params_path)
+            say(f"{name}: failed — {tried[-1]['why_not'][0]}; taken out of {params_path.name} again")
+            continue
         scratch = params.model_copy(update={"compare": params.compare.model_copy(
             update={"out_dir": f"{params.compare.out_dir}/{CERTIFY}"})})
         # each engine's noise-floor re-run, where it was evaluated, is judged beside them as the
         # compare stage judges it (its reference is one of the names)
         floors = [v for v in params.compare.noise_floor.values() if (layout.result(v) / METRICS).is_file()]
-        names = {spec["reference"], *floors, *uniform, *(t["variant"] for t in tried), name} - {params.baseline}
+        judged_before = (t["variant"] for t in tried if t["verdict"] != "failed")
+        names = {spec["reference"], *floors, *uniform, *judged_before, name} - {params.baseline}
         judged = compare(scratch.for_stage(COMPARE), Layout(root, scratch), variants=sorted(names))
         tried.append(outcome(name, cand, judged["variants"][name]))
         say(f"{name}: {tried[-1]['verdict']}" + (f" — {'; '.join(tried[-1]['why_not'])}"

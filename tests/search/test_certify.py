@@ -138,3 +138,62 @@ def test_with_every_proposal_tried_the_cheapest_that_passed_is_certified_and_the
     s = summarize("gguf", tried, [], {"variant": "gguf_q8_0_business", "size_bytes": 7.4e6}, "general_saas")
     assert s["certified"] == "search_mix_5.0_gguf" and s["smaller_than_uniform"] is True
     assert s["proxy_rank_correlation"] == {"measured_kl": 1.0, "accuracy_drop": 1.0, "points": 4}
+
+
+def test_a_proposal_that_cannot_be_built_or_served_is_rejected_withdrawn_and_the_next_one_tried(
+        tmp_path, monkeypatch):
+    """One stage of a proposal fails (an engine that cannot serve its formats, say): the search
+    records the failure as that proposal's reason, takes it out of params.yaml with what it left
+    behind, and certifies the next one; the uniform yardstick is brought up to date once."""
+    import shutil
+
+    from pipeline.compare import stage as compare_stage
+    from pipeline.contracts import SensitivityReport
+    from pipeline.orchestrate import certify, repro as repro_mod
+    from conftest import REPO
+
+    shutil.copy2(REPO / "params.yaml", tmp_path / "params.yaml")
+    before = (tmp_path / "params.yaml").read_text()
+    cands = [candidate("mix_4_5", 4.46, 3e-3), candidate("mix_5", 4.96, 1.2e-3)]
+    for c in cands:
+        d = tmp_path / "reports/search/candidates" / c["label"]
+        d.mkdir(parents=True)
+        (d / "gguf.yaml").write_text("preset: Q4_K_M\ntensor_types: ['blk\\\\.0\\\\.ffn_down\\\\.weight=q8_0']\n")
+    monkeypatch.setattr(SensitivityReport, "load", classmethod(
+        lambda cls, path: SimpleNamespace(dump=lambda: {"candidates": cands})))
+    calls = []
+
+    def fake_repro(root, targets, **kw):
+        calls.append(list(targets))
+        if "evaluate@search_mix_4_5_gguf" in targets:
+            (root / "artifacts/search_mix_4_5_gguf").mkdir(parents=True)  # what its quantize left
+            raise repro_mod.ReproError("failed to reproduce 'evaluate@search_mix_4_5_gguf': its command exited "
+                                       "with code 1 (log: logs/x.log) — not run because of it: divergence@x")
+        return []
+
+    def fake_compare(params, layout, variants):
+        assert "search_mix_4_5_gguf" not in variants  # a failed proposal is judged by nobody
+        return {"variants": {n: judged("pass", 5e6, 1e-4, -0.001) for n in variants}}
+
+    monkeypatch.setattr(repro_mod, "repro", fake_repro)
+    monkeypatch.setattr(compare_stage, "run", fake_compare)
+    s = certify.run(tmp_path / "params.yaml", tool="gguf", max_candidates=2, say=lambda m: None)
+    assert [t["verdict"] for t in s["tried"]] == ["failed", "pass"]
+    assert s["tried"][0]["why_not"] == ["failed to reproduce 'evaluate@search_mix_4_5_gguf': its command "
+                                        "exited with code 1 (log: logs/x.log)"]
+    assert s["certified"] == "search_mix_5_gguf"
+    assert calls[0] == ["sensitivity"]
+    assert calls[1] and all(t.split("@")[1].startswith("gguf_") for t in calls[1])  # the yardstick, once
+    assert calls[2:] == [["evaluate@search_mix_4_5_gguf", "divergence@search_mix_4_5_gguf"],
+                         ["evaluate@search_mix_5_gguf", "divergence@search_mix_5_gguf"]]
+    variants = yaml.safe_load((tmp_path / "params.yaml").read_text())["variants"]
+    assert "search_mix_4_5_gguf" not in variants and "search_mix_5_gguf" in variants
+    assert not (tmp_path / "artifacts/search_mix_4_5_gguf").exists()
+    assert not (tmp_path / "recipes/search/search_mix_4_5_gguf.yaml").exists()
+    assert (tmp_path / "recipes/search/search_mix_5_gguf.yaml").is_file()
+    # the rest of params.yaml as it was: comments and order
+    after = (tmp_path / "params.yaml").read_text().splitlines()
+    start = next(i for i, line in enumerate(after) if line.startswith("  search_mix_5_gguf:"))
+    end = next(i for i in range(start + 1, len(after)) if not after[i].startswith("    "))
+    assert after[:start] + after[end:] == before.splitlines()
+    assert "search" in (tmp_path / "reports/certify/search.md").read_text()
