@@ -55,7 +55,9 @@ def main() -> None:
     for name in ("pipeline", "constraints", "scripts"):
         if not (out / name).exists():
             shutil.copytree(ROOT / name, out / name, ignore=ignore)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # the project's own copy of the code runs its stages: the code dvc.lock hashes is the code run
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(
+        [str(out), *filter(None, [os.environ.get("PYTHONPATH")])])}
     if not (out / ".dvc").is_dir():
         subprocess.run(["git", "init", "-q"], cwd=out, check=True)
         subprocess.run(["dvc", "init", "-q"], cwd=out, check=True, env=env)
