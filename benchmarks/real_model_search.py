@@ -7,7 +7,7 @@ and judged against the model's own F16 beside the uniform Q8_0 and Q4_K_M.
 Printed: the search's own lines; the project folder keeps everything (reports/certify/search.md,
 params.yaml with the variants tried, dvc.lock, artifacts/, results/).
 
-    python benchmarks/real_model_search.py --out /tmp/real-search            # ~1 h on 2 cores
+    python benchmarks/real_model_search.py --out /tmp/real-search            # ~1.5 h on 2 cores
     python benchmarks/real_model_search.py --out /tmp/real-search --limit 200 --max-candidates 2
 """
 
