@@ -328,8 +328,9 @@ def run(params_path: Path, *, tool: str = "gguf", max_candidates: int = 3, jobs:
     tried: list[dict[str, Any]] = []
     judged: dict[str, Any] = {}
     candidates_left: list[dict[str, Any]] = []
-    say("the uniform variants of the same backend (the yardstick), brought up to date:")
-    repro(root, [f"{stage}@{v}" for v in uniform for stage in ("evaluate", "divergence")], jobs=jobs, say=say)
+    if uniform:  # (no targets would be the whole pipeline)
+        say("the uniform variants of the same backend (the yardstick), brought up to date:")
+        repro(root, [f"{stage}@{v}" for v in uniform for stage in ("evaluate", "divergence")], jobs=jobs, say=say)
     for i, cand in enumerate(candidates):
         name = variant_name(cand["label"], tool)
         spec = variant_spec(params, root, cand, tool)

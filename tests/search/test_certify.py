@@ -164,6 +164,7 @@ def test_a_proposal_that_cannot_be_built_or_served_is_rejected_withdrawn_and_the
     calls = []
 
     def fake_repro(root, targets, **kw):
+        assert targets, "no targets: a repro of the whole pipeline"
         calls.append(list(targets))
         if "evaluate@search_mix_4_5_gguf" in targets:
             (root / "artifacts/search_mix_4_5_gguf").mkdir(parents=True)  # what its quantize left
@@ -197,3 +198,15 @@ def test_a_proposal_that_cannot_be_built_or_served_is_rejected_withdrawn_and_the
     end = next(i for i in range(start + 1, len(after)) if not after[i].startswith("    "))
     assert after[:start] + after[end:] == before.splitlines()
     assert "search" in (tmp_path / "reports/certify/search.md").read_text()
+    # without uniform variants of the backend there is no yardstick to bring up to date (and no
+    # empty repro, which would be the whole pipeline)
+    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    for n in [n for n, v in data["variants"].items() if v["backend"] == "llamacpp" and n != "gguf_f16"]:
+        del data["variants"][n]
+    upgrades = data["serving"]["upgrades"]
+    data["serving"]["upgrades"] = {k: u for k, u in upgrades.items() if u["artifact"] in data["variants"]}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    calls.clear()
+    s = certify.run(tmp_path / "params.yaml", tool="gguf", max_candidates=1, say=lambda m: None)
+    assert calls == [["sensitivity"], ["evaluate@search_mix_4_5_gguf", "divergence@search_mix_4_5_gguf"]]
+    assert s["uniform"] == {} and s["smallest_uniform_passing"] is None
