@@ -197,11 +197,8 @@ def outcome(name: str, candidate: dict[str, Any], v: dict[str, Any]) -> dict[str
 
 def failed(name: str, candidate: dict[str, Any], error: str) -> dict[str, Any]:
     """A proposal that could not be built or served (its stage's error, with the log it names)."""
-    return {"variant": name, "label": candidate["label"], "budget_bits": candidate["budget_bits"],
-            "bits_per_weight": candidate["bits_per_weight"], "predicted_kl": candidate["predicted_kl"],
-            "served": False, "size_bytes": None, "measured_kl": None, "accuracy_delta": None,
-            "accuracy_ci": [None, None], "verdict": "failed",
-            "why_not": [error.split(" — not run because of it")[0]], "reason": None}
+    return {**outcome(name, candidate, {}), "verdict": "failed",
+            "why_not": [error.split(" — not run because of it")[0]]}
 
 
 def withdraw(params_path: Path, root: Path, name: str, recipe: str) -> None:
