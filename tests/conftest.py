@@ -9,6 +9,9 @@ for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATAS
                    "DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
                    "DO_NOT_TRACK": "true", "TOKENIZERS_PARALLELISM": "false"}.items():
     os.environ.setdefault(key, value)
+# Every evaluation a test runs is served: a test that evaluates a variant twice measures the engine,
+# not the record cache (tests/evaluate/test_record_cache.py and test_stage.py turn it on themselves).
+os.environ["QPIPE_RECORD_CACHE"] = "off"
 
 REPO = Path(__file__).resolve().parents[1]
 

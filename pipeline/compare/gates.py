@@ -101,7 +101,10 @@ def engine_diff_verdict(profile: str, consistency: dict[str, Any],
     add("task_agreement", agree >= tier["min_task_agreement"],
         f"{agree:.4f} same task result, needs ≥ {tier['min_task_agreement']:.3f}")
     (a, sa), (b, sb) = speed.items()
-    if sa.get("serving_engine") and sb.get("serving_engine"):
+    if not (sa.get("output_tokens_per_second") and sb.get("output_tokens_per_second")):
+        add("throughput", None, "not judged: a run's records all came from the record cache, so it "
+                                "timed nothing (QPIPE_RECORD_CACHE=off serves every item)")
+    elif sa.get("serving_engine") and sb.get("serving_engine"):
         change = sb["output_tokens_per_second"] / sa["output_tokens_per_second"] - 1.0
         add("throughput", abs(change) <= tier["max_perf_change"],
             f"{b} vs {a} output tok/s {change:+.1%}, needs within ±{tier['max_perf_change']:.0%} "

@@ -28,6 +28,7 @@ from pipeline.evaluate import detectors
 from pipeline.evaluate.harness import (MemorySampler, gpu_memory, harness_version, load_evalset, render,
                                        run_prompts)
 from pipeline.evaluate.looks import StopRule, serve_in_looks
+from pipeline.evaluate.record_cache import Cached, RecordCache, folder as cache_folder, prompt_key
 from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared, StageView
 from pipeline.io import atomic_dirs, write_json
@@ -143,21 +144,29 @@ def _burst_share(records: list[dict]) -> float | None:
     return round(sum(r["ttft"] >= 0.8 * r["latency"] for r in multi) / len(multi), 4) if multi else None
 
 
-def speed(records: list[dict], wall: float, serving: bool, note: str | None = None) -> dict[str, Any]:
+def speed(records: list[dict], wall: float, serving: bool, note: str | None = None, *,
+          reused: int = 0) -> dict[str, Any]:
+    """Timing of the items this run served (`records`, in `wall` seconds); `reused` more came from
+    the record cache, served before by the same artifact, engine and settings, and are not timed."""
+    if reused:
+        note = "; ".join(filter(None, [None if serving else note, (
+            f"{reused} items from the record cache: the timing is of the {len(records)} served now"
+            if records else f"all {reused} items from the record cache: nothing was timed")]))
     out_tokens = sum(r["output_tokens"] for r in records)
     ttft = [r["ttft"] for r in records if r["ttft"] is not None]
     tpot = [(r["latency"] - r["ttft"]) / (r["output_tokens"] - 1) for r in records
             if r["ttft"] is not None and r["output_tokens"] > 1]
     pct = lambda a, q: round(float(np.percentile(a, q)), 5) if a else None  # noqa: E731
     return {"serving_engine": serving,
-            "note": None if serving else note,
-            "wall_seconds": round(wall, 3), "output_tokens_per_second": round(out_tokens / wall, 2),
+            "note": note if reused or not serving else None,
+            "wall_seconds": round(wall, 3),
+            "output_tokens_per_second": round(out_tokens / wall, 2) if records and wall > 0 else None,
             "ttft_p50": pct(ttft, 50), "ttft_p99": pct(ttft, 99),
             "tpot_p50": pct(tpot, 50), "tpot_p99": pct(tpot, 99),
             # tokens that reached the client in one burst make TTFT/TPOT describe delivery
             "burst_share": _burst_share(records),
-            "latency_p50": pct([r["latency"] for r in records], 50),
-            "latency_p99": pct([r["latency"] for r in records], 99)}
+            "latency_p50": pct([r["latency"] for r in records], 50) if records else None,
+            "latency_p99": pct([r["latency"] for r in records], 99) if records else None}
 
 
 def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
@@ -167,6 +176,20 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
     for ids in prompts:
         h.update(",".join(map(str, ids)).encode() + b"\n")
     return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
+
+
+def cached(eng: Engine, layout: Layout, name: str, settings: dict[str, Any], ev) -> Engine | Cached:
+    """The engine behind the record cache (pipeline.evaluate.record_cache), keyed by everything that
+    decides an answer; the engine itself where the cache is off."""
+    where = cache_folder(layout.root)
+    if where is None:
+        return eng
+    info = eng.info()
+    identity = {"variant": name, "artifact_sha256": eng.verified_manifest.content_sha256,
+                "engine": info.name, "engine_version": info.version, "settings": settings,
+                "url": eng.url if hasattr(eng, "url") else None, "max_tokens": ev.max_tokens,
+                "concurrency": ev.concurrency * ev.replicas, "harness_version": harness_version()}
+    return Cached(eng, RecordCache(where, identity))
 
 
 def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine: str | None = None,
@@ -183,6 +206,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
     prompts = render(tokenizer, evalset.items)
     eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact,
                       settings=settings)
+    served_with = eng.settings
     if ev.replicas > 1:
         eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact, settings=settings)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
@@ -196,6 +220,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
         if ev.warmup:
             run_prompts(eng, prompts[: ev.warmup], max_tokens=ev.max_tokens,
                         concurrency=ev.concurrency)
+        server = cached(eng, layout, name, served_with, ev)
         with progress.task(f"eval {name}", total=len(prompts)) as shown:
             correct, answered = 0.0, 0
 
@@ -206,11 +231,11 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                 shown.advance(status=f"accuracy {correct / answered:.3f}")
 
             if stop_rule is None:
-                completions, wall = run_prompts(eng, prompts, max_tokens=ev.max_tokens,
+                completions, wall = run_prompts(server, prompts, max_tokens=ev.max_tokens,
                                                 concurrency=ev.concurrency * ev.replicas, progress=scored)
                 positions, looks = list(range(len(prompts))), None
             else:
-                looks = serve_in_looks(eng, prompts, ev, stop_rule, on_answer=scored, score=lambda at, got: (
+                looks = serve_in_looks(server, prompts, ev, stop_rule, on_answer=scored, score=lambda at, got: (
                     score_records([evalset.items[i] for i in at], [prompts[i] for i in at],
                                   [got[i] for i in at], ngram=ev.repetition_ngram)))
                 positions, wall = looks.positions, looks.wall
@@ -223,15 +248,19 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                                          layout.root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
         info = eng.info()
         gpu = gpu_memory()
+        if isinstance(server, Cached):
+            server.cache.close()
     records = score_records([evalset.items[i] for i in positions], [prompts[i] for i in positions],
                             completions, ngram=ev.repetition_ngram)
+    reused = {i for i in positions if prompt_key(prompts[i]) in server.hits} if isinstance(server, Cached) else set()
+    timed = [r for i, r in zip(positions, records) if i not in reused]
     if looks is not None:
         for i, rec in zip(positions, records):
             rec["look"] = looks.look_of[i]
     manifest = eng.verified_manifest
     metrics = {"schema": SCHEMA, "variant": name, "served": True, **accuracy(records),
                "detectors": detectors.variant_detectors(records, max_tokens=ev.max_tokens),
-               "speed": speed(records, wall, info.serving, type(eng).speed_note),
+               "speed": speed(timed, wall, info.serving, type(eng).speed_note, reused=len(reused)),
                "memory": {"engine_peak_rss_bytes": mem.peak or None, "gpu": gpu},
                "engine": {"name": info.name, "version": info.version, "kernel": info.kernel,
                           "serving": info.serving, "reason": params.variants[name].reason},
@@ -251,6 +280,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
            **({"sequential": {"look": ev.sequential.look, "seed": ev.sequential.seed,
                               "reference": stop_rule.reference}} if stop_rule is not None else {}),
+           **({"record_cache": server.summary()} if isinstance(server, Cached) else {}),
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.content_sha256,

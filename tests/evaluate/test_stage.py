@@ -347,3 +347,43 @@ def test_reproduce_rebuilds_gptq_byte_for_byte(served, tmp_path):
     served.artifact(gptq)
     result = reproduce(*stage_args(served.params, served.root, quantize.PARAMS, gptq), gptq)
     assert result.matches and result.manifest_identical, result.lines()
+
+
+def test_items_already_served_are_not_served_again_and_a_kill_keeps_what_was_answered(served, tmp_path,
+                                                                                      monkeypatch):
+    """The record cache through the real stage and llama-server: a second evaluation serves
+    nothing and writes the same records; after a cache cut mid-line (a kill while writing), only
+    the rest is served; another max_tokens is another identity."""
+    served.artifact(Q8)
+    monkeypatch.setenv("QPIPE_RECORD_CACHE", str(tmp_path / "records"))
+
+    def evaluate(out_dir, **evaluate):
+        params = make_params(served.data, evaluate={"out_dir": out_dir, **evaluate})
+        stage.run(*stage_args(params, served.root, stage.PARAMS, Q8), Q8)
+        d = served.root / out_dir / Q8
+        return (json.loads((d / "run.json").read_text())["record_cache"],
+                json.loads((d / "metrics.json").read_text()),
+                [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines()])
+
+    try:
+        first, m1, s1 = evaluate("cache-a")
+        n = m1["n"]
+        assert (first["from_cache"], first["served"]) == (0, n)
+        second, m2, s2 = evaluate("cache-b")
+        assert (second["from_cache"], second["served"]) == (n, 0)
+        assert [r["output"] for r in s2] == [r["output"] for r in s1] and m2["accuracy"] == m1["accuracy"]
+        assert m2["speed"]["output_tokens_per_second"] is None and "record cache" in m2["speed"]["note"]
+
+        path = tmp_path / "records" / first["file"]
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(lines[:6]) + b"\n" + lines[6][:30])  # 5 answers and a torn one
+        third, m3, s3 = evaluate("cache-c")
+        assert (third["from_cache"], third["served"], third["unreadable_lines"]) == (5, n - 5, 1)
+        assert [r["output"] for r in s3] == [r["output"] for r in s1]
+        assert m3["speed"]["output_tokens_per_second"] > 0
+
+        other, _, _ = evaluate("cache-d", max_tokens=8)
+        assert (other["from_cache"], other["served"]) == (0, n) and other["file"] != first["file"]
+    finally:
+        for d in ("cache-a", "cache-b", "cache-c", "cache-d"):
+            shutil.rmtree(served.root / d, ignore_errors=True)
