@@ -2,9 +2,11 @@
 
 Each completion an evaluation gets from its engine is appended, as it arrives, to a file named by
 everything that decides it: the variant, the verified artifact's content hash, the engine's name,
-version and settings, the endpoint, max tokens, the concurrency and the harness version (the code
-that renders prompts and talks to engines). Within that file an answer is found by the hash of its
-prompt's token ids. So an evaluation that runs again with the same artifact, engine and code —
+release and settings, the endpoint, max tokens, the concurrency and the code that talks to the
+engine (a hash of the engine's module and all it imports). Within that file an answer is found by
+the hash of its prompt's token ids, so the tokenizer and chat template are in the key; scoring is
+not (records are scored anew from the answers). So an evaluation that runs again with the same
+artifact, engine and code —
 
 - after a kill or a failure (the items answered before it are kept, a torn last line is dropped);
 - after a change that re-runs the stage without changing what is generated (the gate profile read
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engines.wire import Completion
+from pipeline.importgraph import closure
 
 log = logging.getLogger(__name__)
 ENV = "QPIPE_RECORD_CACHE"
@@ -46,6 +49,18 @@ def folder(root: Path) -> Path | None:
     if where.lower() in ("off", "0", "false", "no"):
         return None
     return Path(where) if where else Path(root) / ".cache" / "records"
+
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def code_version(engine_module: str) -> str:
+    """A hash of the code that turns a prompt into an answer: the engine's module, what it imports,
+    and this cache's own format."""
+    h = hashlib.sha256()
+    for path in closure([engine_module, __name__], PACKAGE):
+        h.update(path.relative_to(PACKAGE.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def prompt_key(prompt_ids: list[int]) -> str:

@@ -28,7 +28,7 @@ from pipeline.evaluate import detectors
 from pipeline.evaluate.harness import (MemorySampler, gpu_memory, harness_version, load_evalset, render,
                                        run_prompts)
 from pipeline.evaluate.looks import StopRule, serve_in_looks
-from pipeline.evaluate.record_cache import Cached, RecordCache, folder as cache_folder, prompt_key
+from pipeline.evaluate.record_cache import Cached, RecordCache, code_version, folder as cache_folder, prompt_key
 from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared, StageView
 from pipeline.io import atomic_dirs, write_json
@@ -178,17 +178,17 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
     return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
 
 
-def cached(eng: Engine, layout: Layout, name: str, settings: dict[str, Any], ev) -> Engine | Cached:
+def cached(eng: Engine, layout: Layout, name: str, served_with: tuple[dict[str, Any], str], ev) -> Engine | Cached:
     """The engine behind the record cache (pipeline.evaluate.record_cache), keyed by everything that
     decides an answer; the engine itself where the cache is off."""
     where = cache_folder(layout.root)
     if where is None:
         return eng
-    info = eng.info()
+    info, (settings, module) = eng.info(), served_with
     identity = {"variant": name, "artifact_sha256": eng.verified_manifest.content_sha256,
                 "engine": info.name, "engine_version": info.version, "settings": settings,
                 "url": eng.url if hasattr(eng, "url") else None, "max_tokens": ev.max_tokens,
-                "concurrency": ev.concurrency * ev.replicas, "harness_version": harness_version()}
+                "concurrency": ev.concurrency * ev.replicas, "code": code_version(module)}
     return Cached(eng, RecordCache(where, identity))
 
 
@@ -206,7 +206,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
     prompts = render(tokenizer, evalset.items)
     eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact,
                       settings=settings)
-    served_with = eng.settings
+    served_with = (eng.settings, type(eng).__module__)
     if ev.replicas > 1:
         eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact, settings=settings)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize

@@ -10,7 +10,7 @@ from pipeline.evaluate.record_cache import Cached, RecordCache, folder
 
 IDENTITY = {"variant": "q8", "artifact_sha256": "ab" * 32, "engine": "llamacpp", "engine_version": "b1",
             "settings": {"threads": 1}, "url": None, "max_tokens": 16, "concurrency": 4,
-            "harness_version": "h1"}
+            "code": "h1"}
 
 
 class Counting:
@@ -51,7 +51,7 @@ def test_a_second_serving_asks_the_engine_nothing_and_gets_the_same_answers(tmp_
 def test_anything_that_decides_an_answer_starts_another_file(tmp_path):
     serve(tmp_path)
     for change in ({"artifact_sha256": "cd" * 32}, {"engine_version": "b2"}, {"settings": {"threads": 2}},
-                   {"max_tokens": 32}, {"harness_version": "h2"}, {"variant": "q8_rerun"}):
+                   {"max_tokens": 32}, {"code": "h2"}, {"variant": "q8_rerun"}):
         engine, _, _ = serve(tmp_path, identity=IDENTITY | change)
         assert len(engine.asked) == 40, change
     assert len(list(tmp_path.glob("*.jsonl"))) == 7
@@ -96,3 +96,14 @@ def test_the_cache_folder_is_the_projects_unless_the_environment_says(tmp_path, 
     assert folder(tmp_path) == tmp_path / "elsewhere"
     monkeypatch.setenv("QPIPE_RECORD_CACHE", "off")
     assert folder(tmp_path) is None
+
+
+def test_the_code_in_the_identity_is_what_talks_to_the_engine_not_what_scores():
+    from pipeline.evaluate.record_cache import PACKAGE, code_version
+    from pipeline.importgraph import closure
+
+    files = {p.relative_to(PACKAGE).as_posix()
+             for p in closure(["pipeline.engines.llamacpp", "pipeline.evaluate.record_cache"], PACKAGE)}
+    assert {"engines/llamacpp.py", "engines/base.py", "engines/wire.py", "evaluate/record_cache.py"} <= files
+    assert not files & {"evaluate/scorers.py", "evaluate/stage.py", "compare/stopping.py", "evaluate/looks.py"}
+    assert len(code_version("pipeline.engines.llamacpp")) == 16
