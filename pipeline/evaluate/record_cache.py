@@ -156,28 +156,34 @@ class RecordCache:
 
 class Cached:
     """An engine seen through a record cache: `complete` answers from the cache where it can and
-    serves (and records) the rest. `hits` are the prompt keys answered from the cache."""
+    serves (and records) the rest. `take()` says what was answered how since the last `take()`."""
 
     def __init__(self, engine, cache: RecordCache):
         self.engine, self.cache = engine, cache
         self.accepts_parallel = engine.accepts_parallel
-        self.hits: set[str] = set()
-        self.served = 0
+        self._hits: set[str] = set()
+        self._served = 0
         self._lock = threading.Lock()
 
     def complete(self, prompt_ids: list[int], max_tokens: int, *, ignore_eos: bool = False) -> Completion:
-        hit = self.cache.get(prompt_ids)
-        if hit is not None and not ignore_eos:
+        usable = not ignore_eos and max_tokens == self.cache.identity.get("max_tokens")
+        hit = self.cache.get(prompt_ids) if usable else None
+        if hit is not None:
             with self._lock:
-                self.hits.add(prompt_key(prompt_ids))
+                self._hits.add(prompt_key(prompt_ids))
             return hit
         got = self.engine.complete(prompt_ids, max_tokens, ignore_eos=ignore_eos)
-        if not ignore_eos:
+        if usable:
             self.cache.add(prompt_ids, got)
         with self._lock:
-            self.served += 1
+            self._served += 1
         return got
 
-    def summary(self) -> dict[str, Any]:
-        return {"file": self.cache.path.name, "from_cache": len(self.hits), "served": self.served,
-                "unreadable_lines": self.cache.dropped}
+    def take(self) -> tuple[set[str], dict[str, Any]]:
+        """The prompt keys answered from the cache and the counts, since the last call."""
+        with self._lock:
+            hits, served, self._hits, self._served = self._hits, self._served, set(), 0
+        return hits, {"from_cache": len(hits), "served": served}
+
+    def summary(self, counts: dict[str, Any]) -> dict[str, Any]:
+        return {"file": self.cache.path.name, **counts, "unreadable_lines": self.cache.dropped}

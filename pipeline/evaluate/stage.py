@@ -240,19 +240,24 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                                   [got[i] for i in at], ngram=ev.repetition_ngram)))
                 positions, wall = looks.positions, looks.wall
                 completions = [looks.completions[i] for i in positions]
+        hits, counts = server.take() if isinstance(server, Cached) else (set(), {})
         harness_results = None
         if ev.lm_eval.tasks:
             from pipeline.evaluate import lmeval
 
             harness_results = lmeval.run(eng, ev.lm_eval, evalset, tokenizer, layout.model,
-                                         layout.root, max_tokens=ev.max_tokens, concurrency=ev.concurrency)
+                                         layout.root, max_tokens=ev.max_tokens, concurrency=ev.concurrency,
+                                         server=server, only=None if looks is None else
+                                         {evalset.items[i].id for i in positions})
+            if isinstance(server, Cached):  # what lm-eval asked, beside the items
+                counts |= {f"lm_eval_{k}": v for k, v in server.take()[1].items()}
         info = eng.info()
         gpu = gpu_memory()
         if isinstance(server, Cached):
             server.cache.close()
     records = score_records([evalset.items[i] for i in positions], [prompts[i] for i in positions],
                             completions, ngram=ev.repetition_ngram)
-    reused = {i for i in positions if prompt_key(prompts[i]) in server.hits} if isinstance(server, Cached) else set()
+    reused = {i for i in positions if prompt_key(prompts[i]) in hits}
     timed = [r for i, r in zip(positions, records) if i not in reused]
     if looks is not None:
         for i, rec in zip(positions, records):
@@ -280,7 +285,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                         "tokenizer": str(params.model.path), "chat_template": "base model's"},
            **({"sequential": {"look": ev.sequential.look, "seed": ev.sequential.seed,
                               "reference": stop_rule.reference}} if stop_rule is not None else {}),
-           **({"record_cache": server.summary()} if isinstance(server, Cached) else {}),
+           **({"record_cache": server.summary(counts)} if isinstance(server, Cached) else {}),
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.content_sha256,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.artifacts.runrecord import read_run_record
-from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalsetCard, Metrics
+from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalRun, EvalsetCard, Metrics
 from pipeline.layout import Layout
 from pipeline.contracts.files import CARD, ENGINE_LOG, MANIFEST, METRICS, RUN, SAMPLES, SHA256SUMS, TRACKING_PENDING
 from pipeline.stage_params import StageView
@@ -52,6 +52,7 @@ class VariantRecord:
     manifest: ArtifactManifest | None = None  # its artifact's, when it was made
     manifest_sha256: str | None = None
     run: dict[str, Any] = field(default_factory=dict)  # the quantization's run record
+    evaluation: dict[str, Any] = field(default_factory=dict)  # its evaluation's run.json
     files: dict[str, list[Path]] = field(default_factory=dict)  # artifact folder → files
     datasets: list[Dataset] = field(default_factory=list)
     reason: str | None = None    # not served / failed: why
@@ -144,6 +145,7 @@ def _evaluated(layout: Layout, name: str, results: Path, comparison: dict) -> Va
                            comparison=comparison.get("variants", {}).get(name, {}),
                            bench=(comparison.get("bench") or {}).get(name, {}),
                            files={"results": files},
+                           evaluation=EvalRun.load(results / RUN).dump() if (results / RUN).is_file() else {},
                            reason=None if served else metrics.reason or "not served")
     if served:
         record.datasets.append(_evalset(layout, metrics))
@@ -334,6 +336,8 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
         for key, part in parts.items():
             out |= numbers(part.as_json() if part else {}, key)
         out |= numbers(m.lm_eval or {}, "lm_eval")  # the harness's own keys
+    # how many items the evaluation served and how many the record cache answered
+    out |= numbers(record.evaluation.get("record_cache") or {}, "evaluate/record_cache")
     out |= _comparison_metrics(c)
     out |= numbers(record.bench, "bench")
     out |= numbers({k: record.run.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},

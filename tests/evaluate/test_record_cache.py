@@ -34,7 +34,7 @@ PROMPTS = [[i, i + 1, i + 2] for i in range(40)]
 def serve(where, prompts=PROMPTS, identity=IDENTITY):
     engine = Counting()
     cached = Cached(engine, RecordCache(where, identity))
-    out, _ = run_prompts(cached, prompts, max_tokens=16, concurrency=8)
+    out, _ = run_prompts(cached, prompts, max_tokens=identity["max_tokens"], concurrency=8)
     cached.cache.close()
     return engine, cached, out
 
@@ -42,9 +42,10 @@ def serve(where, prompts=PROMPTS, identity=IDENTITY):
 def test_a_second_serving_asks_the_engine_nothing_and_gets_the_same_answers(tmp_path):
     first, c1, out1 = serve(tmp_path)
     second, c2, out2 = serve(tmp_path)
-    assert len(first.asked) == 40 and c1.summary()["served"] == 40
-    assert second.asked == [] and c2.summary() | {"file": None} == {
-        "file": None, "from_cache": 40, "served": 0, "unreadable_lines": 0}
+    assert len(first.asked) == 40 and c1.take()[1] == {"from_cache": 0, "served": 40}
+    hits, counts = c2.take()
+    assert second.asked == [] and counts == {"from_cache": 40, "served": 0} and len(hits) == 40
+    assert c2.take()[1] == {"from_cache": 0, "served": 0}  # counted once
     assert out1 == out2
 
 
@@ -63,7 +64,7 @@ def test_a_torn_last_line_is_dropped_and_only_the_rest_is_served_again(tmp_path)
     lines = path.read_bytes().split(b"\n")
     path.write_bytes(b"\n".join(lines[:11]) + b"\n" + lines[11][:25])  # header, 10 answers, a torn one
     engine, cached, out = serve(tmp_path)
-    assert cached.cache.dropped == 1 and len(cached.hits) == 10 and len(engine.asked) == 30
+    assert cached.cache.dropped == 1 and cached.take()[1]["from_cache"] == 10 and len(engine.asked) == 30
     reread = RecordCache(tmp_path, IDENTITY)
     assert reread.dropped == 0 and len(reread.entries) == 40  # the torn tail was cut before appending
     assert [c.text for c in out] == [" ".join(map(str, p)) for p in PROMPTS]
@@ -77,16 +78,18 @@ def test_a_file_of_another_identity_is_not_read(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     before = path.read_bytes()
     engine, cached, _ = serve(tmp_path)
-    assert cached.cache.trusted is False and cached.hits == set() and len(engine.asked) == 40
+    assert cached.cache.trusted is False and cached.take()[0] == set() and len(engine.asked) == 40
     assert path.read_bytes() == before  # nothing added to a file that is not this identity's
 
 
-def test_ignore_eos_requests_are_never_answered_from_the_cache(tmp_path):
+def test_requests_of_another_kind_are_never_answered_from_the_cache(tmp_path):
     engine = Counting()
     cached = Cached(engine, RecordCache(tmp_path, IDENTITY))
     cached.complete([1, 2], 16)
     cached.complete([1, 2], 16, ignore_eos=True)
-    assert len(engine.asked) == 2
+    cached.complete([1, 2], 8)  # another max tokens: another answer
+    cached.complete([1, 2], 16)
+    assert len(engine.asked) == 3 and len(cached.cache.entries) == 1
 
 
 def test_the_cache_folder_is_the_projects_unless_the_environment_says(tmp_path, monkeypatch):

@@ -267,7 +267,7 @@ def test_lm_eval_runs_the_business_task_against_the_served_endpoint(served, tmp_
     recs = [json.loads(x) for x in (tmp_path / "lm" / "samples.jsonl").read_text().splitlines()]
     exact = [r["score"] for r in recs if r["rubric"] == "exact"]
     got = m["lm_eval"]
-    assert got["model"] == "local-completions"
+    assert got["model"] == "the evaluation's engine client (record cache)"  # the business task alone
     assert got["n_samples"]["business_exact"] == len(exact) > 0
     # lm-eval's own exact match (case and punctuation ignored) agrees with the harness's scorer
     assert got["tasks"]["business_exact"]["exact_match,strip"] == pytest.approx(
@@ -366,9 +366,13 @@ def test_items_already_served_are_not_served_again_and_a_kill_keeps_what_was_ans
                 [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines()])
 
     try:
-        first, m1, s1 = evaluate("cache-a")
+        first, m1, s1 = evaluate("cache-a", lm_eval={"tasks": ["business_exact"]})
         n = m1["n"]
         assert (first["from_cache"], first["served"]) == (0, n)
+        # lm-eval's business task asks for items the evaluation was just given: nothing generated again
+        exact = sum(r["rubric"] == "exact" for r in s1)
+        assert (first["lm_eval_from_cache"], first["lm_eval_served"]) == (exact, 0) and exact > 0
+        assert m1["lm_eval"]["n_samples"]["business_exact"] == exact
         second, m2, s2 = evaluate("cache-b")
         assert (second["from_cache"], second["served"]) == (n, 0)
         assert [r["output"] for r in s2] == [r["output"] for r in s1] and m2["accuracy"] == m1["accuracy"]

@@ -204,9 +204,11 @@ def write_served(root: Path, variant: str) -> list[dict]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "samples.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     write_json(out / "metrics.json", metrics(variant, records))
-    write_json(out / "run.json", {"schema": "qpipe.results/v1", "variant": variant,
+    write_json(out / "run.json", {"schema": "qpipe.eval-run/v1", "variant": variant,
                                   "engine": {"name": ENGINES[variant][0]}, "startup_seconds": 3.2,
-                                  "evalset_sha256": EVALSET_SHA, "harness_version": HARNESS})
+                                  "evalset_sha256": EVALSET_SHA, "harness_version": HARNESS,
+                                  "record_cache": {"file": "ab12.jsonl", "from_cache": 4, "served": 8,
+                                                   "unreadable_lines": 0}})
     (out / "engine.log").write_text(f"INFO starting {ENGINES[variant][0]}\nINFO ready\n")
     return records
 
@@ -232,7 +234,7 @@ def build_project(root: Path) -> Params:
     not_served = {"schema": "qpipe.results/v1", "variant": NOT_SERVED, "served": False,
                   "reason": f"not served here: {VARIANTS[NOT_SERVED]['reason']}"}
     write_json(root / "results" / NOT_SERVED / "metrics.json", not_served)
-    write_json(root / "results" / NOT_SERVED / "run.json", not_served)
+    write_json(root / "results" / NOT_SERVED / "run.json", not_served | {"schema": "qpipe.eval-run/v1"})
     (root / "results" / NOT_SERVED / "samples.jsonl").write_text("")
     failed = root / "logs" / "failed" / FAILED
     failed.mkdir(parents=True)

@@ -73,6 +73,7 @@ def test_params_tags_and_metrics_of_a_quantized_variant(evaluated):
     assert m["quantize/wall_seconds"] == 12.5 and m["compression"] > 2
     assert m["divergence/kld_mean"] == 0.0123 and m["divergence/top1_agreement"] == 0.98
     assert m["divergence/slice/scenario/faq/kld_mean"] == 0.02
+    assert m["evaluate/record_cache/served"] == 8 and m["evaluate/record_cache/from_cache"] == 4
     assert not any("=" in k or "<" in k for k in m)
 
 
