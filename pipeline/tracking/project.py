@@ -144,9 +144,8 @@ def _evaluated(layout: Layout, name: str, results: Path, comparison: dict) -> Va
                            content_sha256=files_sha256(files, results), metrics=metrics,
                            comparison=comparison.get("variants", {}).get(name, {}),
                            bench=(comparison.get("bench") or {}).get(name, {}),
-                           files={"results": files},
-                           evaluation=EvalRun.load(results / RUN).dump() if (results / RUN).is_file() else {},
-                           reason=None if served else metrics.reason or "not served")
+                           files={"results": files}, reason=None if served else metrics.reason or "not served",
+                           evaluation=EvalRun.load(results / RUN).dump() if (results / RUN).is_file() else {})
     if served:
         record.datasets.append(_evalset(layout, metrics))
     return record
@@ -278,9 +277,8 @@ def variant_params(params: StageView, record: VariantRecord) -> dict[str, str]:
     return {k: _param_value(val) for k, val in out.items() if val is not None}
 
 
-def _param_value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return text[:6000]  # MLflow's limit for a param value
+def _param_value(value: Any) -> str:  # cut to MLflow's limit for a param value
+    return (value if isinstance(value, str) else json.dumps(value, sort_keys=True))[:6000]
 
 
 def variant_tags(params: StageView, record: VariantRecord, execution: Execution) -> dict[str, str]:
@@ -320,8 +318,7 @@ def variant_tags(params: StageView, record: VariantRecord, execution: Execution)
 
 
 def _tag_value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text[:5000]
+    return (value if isinstance(value, str) else json.dumps(value))[:5000]
 
 
 def variant_metrics(record: VariantRecord) -> dict[str, float]:
@@ -336,8 +333,7 @@ def variant_metrics(record: VariantRecord) -> dict[str, float]:
         for key, part in parts.items():
             out |= numbers(part.as_json() if part else {}, key)
         out |= numbers(m.lm_eval or {}, "lm_eval")  # the harness's own keys
-    # how many items the evaluation served and how many the record cache answered
-    out |= numbers(record.evaluation.get("record_cache") or {}, "evaluate/record_cache")
+    out |= numbers(record.evaluation.get("record_cache") or {}, "evaluate/record_cache")  # served / cached
     out |= _comparison_metrics(c)
     out |= numbers(record.bench, "bench")
     out |= numbers({k: record.run.get(k) for k in ("wall_seconds", "peak_rss_bytes", "peak_gpu_bytes")},
