@@ -79,7 +79,7 @@ def main() -> None:
              and json.loads((results / n / "metrics.json").read_text()).get("served", True)]
     table: dict[str, dict] = {}
     try:
-        for d, (design, cache) in enumerate(designs.items()):
+        for d, (design_name, (design, cache)) in enumerate(designs.items()):
             p = json.loads(json.dumps(data))
             p["evaluate"]["out_dir"] = f"results-{d}"
             p["evaluate"]["sequential"] = {**p["evaluate"].get("sequential", {}), **design}
@@ -90,7 +90,7 @@ def main() -> None:
                 if (results / keep).is_dir():
                     shutil.copytree(results / keep, copy / f"results-{d}" / keep)
             env = dict(os.environ, QPIPE_RECORD_CACHE=cache, PYTHONPATH=str(ROOT))
-            rows = table[design_name := list(designs)[d]] = {}
+            rows = table[design_name] = {}
             for name in names:
                 print(f"[{design_name}] qpipe eval {name}", flush=True)
                 t0 = time.perf_counter()
