@@ -34,7 +34,7 @@ KEEP = ("gate-calibration", "divergence", "divergence-reference")
 
 
 def qpipe(copy: Path, args: list[str], env: dict) -> None:
-    proc = subprocess.run([sys.executable, "-c", "from pipeline.cli import app; app()", *args], cwd=copy,
+    proc = subprocess.run([sys.executable, "-P", "-c", "from pipeline.cli import app; app()", *args], cwd=copy,
                           env=env, capture_output=True, text=True)
     if proc.returncode:
         raise SystemExit(f"qpipe {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
@@ -89,7 +89,7 @@ def main() -> None:
             for keep in KEEP:
                 if (results / keep).is_dir():
                     shutil.copytree(results / keep, copy / f"results-{d}" / keep)
-            env = dict(os.environ, QPIPE_RECORD_CACHE=cache, PYTHONPATH=str(ROOT))
+            env = dict(os.environ, QPIPE_RECORD_CACHE=cache, PYTHONPATH=str(ROOT))  # -P: this code, not a copy in the project folder
             rows = table[design_name] = {}
             for name in names:
                 print(f"[{design_name}] qpipe eval {name}", flush=True)

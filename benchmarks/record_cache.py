@@ -38,8 +38,8 @@ SCRATCH = "bench-record-cache"
 
 
 def command(project: Path, variant: str, params: Path, cache: Path | str) -> tuple[list[str], dict]:
-    env = dict(os.environ, QPIPE_RECORD_CACHE=str(cache), PYTHONPATH=str(ROOT))
-    return [sys.executable, "-c", "from pipeline.cli import app; app()", "eval", variant,
+    env = dict(os.environ, QPIPE_RECORD_CACHE=str(cache), PYTHONPATH=str(ROOT))  # -P: this code, not a copy in the project folder
+    return [sys.executable, "-P", "-c", "from pipeline.cli import app; app()", "eval", variant,
             "--params", str(params)], env
 
 
