@@ -89,7 +89,7 @@ def main() -> None:
             for keep in KEEP:
                 if (results / keep).is_dir():
                     shutil.copytree(results / keep, copy / f"results-{d}" / keep)
-            env = dict(os.environ, QPIPE_RECORD_CACHE=cache, PYTHONPATH=str(ROOT))  # -P: this code, not a copy in the project folder
+            env = dict(os.environ, QPIPE_RECORD_CACHE=cache, PYTHONPATH=str(ROOT))
             rows = table[design_name] = {}
             for name in names:
                 print(f"[{design_name}] qpipe eval {name}", flush=True)

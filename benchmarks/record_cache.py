@@ -37,8 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = "bench-record-cache"
 
 
+# `-P`: the stage runs this repository's code, not a copy the project folder may hold
 def command(project: Path, variant: str, params: Path, cache: Path | str) -> tuple[list[str], dict]:
-    env = dict(os.environ, QPIPE_RECORD_CACHE=str(cache), PYTHONPATH=str(ROOT))  # -P: this code, not a copy in the project folder
+    env = dict(os.environ, QPIPE_RECORD_CACHE=str(cache), PYTHONPATH=str(ROOT))
     return [sys.executable, "-P", "-c", "from pipeline.cli import app; app()", "eval", variant,
             "--params", str(params)], env
 
