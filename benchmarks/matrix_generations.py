@@ -123,10 +123,11 @@ def main() -> None:
     tot = {k: (sum(r["generations"] for r in t.values()), sum(r["wall"] for r in t.values()),
                sum(r["items"] for r in t.values())) for k, t in table.items()}
     (gf, wf, nf), (gs, ws, ns) = tot.values()
-    same = sum(fixed[n]["verdict"] == seq[n]["verdict"] for n in names)
+    judged = [n for n in names if fixed[n]["verdict"] is not None]  # the baseline is judged against nothing
+    same = sum(fixed[n]["verdict"] == seq[n]["verdict"] for n in judged)
     print(f"| matrix | {gf} generations, {wf:.0f} s, {nf} item passes for divergence | {gs} generations "
           f"({1 - gs / gf:.1%} fewer), {ws:.0f} s ({1 - ws / wf:.1%} less), {ns} item passes "
-          f"({1 - ns / nf:.1%} fewer); {same}/{len(names)} verdicts as the fixed design's |")
+          f"({1 - ns / nf:.1%} fewer); {same}/{len(judged)} verdicts as the fixed design's |")
     if a.json:
         a.json.write_text(json.dumps({"project": str(project), "designs": table}, indent=2) + "\n")
 
