@@ -2,7 +2,8 @@
 each measured by serving (not replayed): the fixed-sample design as it ran before the record cache
 (every item served, lm-eval's business task generated again, `QPIPE_RECORD_CACHE=off`) and a
 sequential design with the record cache (each quantized variant stops at its first settled look;
-lm-eval's task asks through the cache for the items served).
+an engine's reference serves its opening look and its variants the rest of its items they use,
+each once; lm-eval's task asks through the cache for the items served).
 
 In a copy of the project (its artifacts, gate calibration and divergence results; never its own
 results or cache), every variant of the matrix is evaluated with the real `qpipe eval`, references
@@ -101,9 +102,12 @@ def main() -> None:
                 run = json.loads((out / "run.json").read_text())
                 lm = sum((m.get("lm_eval") or {}).get("n_samples", {}).values())
                 rc = run.get("record_cache")
-                generations = (rc["served"] + rc.get("lm_eval_served", 0) if rc else m["n"] + lm) + warmup
+                # the reference's items this variant's evaluation served beyond the reference's opening look
+                for_ref = (run.get("reference_served") or {}).get("served", 0)
+                generations = (rc["served"] + rc.get("lm_eval_served", 0) if rc else m["n"] + lm) + warmup + for_ref
                 seq = m.get("sequential") or {}
                 rows[name] = {"items": m["n"], "generations": generations, "lm_eval_items": lm,
+                              "reference_items_served": for_ref,
                               "wall": round(wall, 1), "stopped_for": seq.get("stopped_for"),
                               "looks": len(seq.get("looks", [])) or None}
             qpipe(copy, ["compare", "--params", str(params)], env)
@@ -118,6 +122,8 @@ def main() -> None:
     for name in names:
         f, s = fixed[name], seq[name]
         how = f" ({s['stopped_for']} at look {s['looks']})" if s["stopped_for"] else ""
+        if s.get("reference_items_served"):
+            how += f" (+{s['reference_items_served']} of its reference's items)"
         print(f"| {name} | {f['items']}, {f['generations']}, {f['wall']}, {f['verdict']} | "
               f"{s['items']}{how}, {s['generations']}, {s['wall']}, {s['verdict']} |")
     tot = {k: (sum(r["generations"] for r in t.values()), sum(r["wall"] for r in t.values()),

@@ -22,11 +22,9 @@ from pipeline.stats import noninferiority as ni
 from pipeline.stats.paired import latency_test, paired_accuracy, paired_counts
 from pipeline.stats.sequential import OBRIEN_FLEMING, Spending, repeated_alpha
 from pipeline.contracts import Comparison, Metrics
-from pipeline.io import write_json
 from pipeline.errors import QpipeError
-from pipeline.contracts.files import BENCH, COMPARISON, METRICS, SAMPLES
-from pipeline.contracts import BenchResults, DivergenceResult, SampleRecord, read_lines
-from pipeline.stage_params import StageView
+from pipeline.contracts.files import METRICS, SAMPLES
+from pipeline.contracts import SampleRecord, read_lines
 
 log = logging.getLogger(__name__)
 SCHEMA = Comparison.SCHEMA
@@ -215,69 +213,6 @@ def compare_variant(base_m: Metrics, base_r: list[dict], m: Metrics, r: list[dic
             "speed": speed, "memory": m.memory.as_json() if m.memory else None}
 
 
-def _divergence(divergence_dir: Path, name: str) -> dict[str, Any] | None:
-    """divergence@<name>'s result, read through its contract; None where it was not run."""
-    path = divergence_dir / name / DivergenceResult.FILE
-    return DivergenceResult.load(path).dump() if path.is_file() else None
-
-
-def divergence_of(divergence_dir: Path, name: str, evalset_sha256: str) -> dict[str, Any] | None:
-    """The variant's distribution-level signals (divergence@<variant>), or why there are none."""
-    d = _divergence(divergence_dir, name)
-    if d is None:
-        return None
-    if d.get("measured") and d.get("evalset_sha256") != evalset_sha256:
-        return {"measured": False, "why": f"made on another evaluation set ({d.get('evalset_sha256')}) "
-                                          f"— fix: `dvc repro divergence@{name}`"}
-    keep = ("measured", "why", "reference", "method", "overall", "slices", "artifact_sha256", "engine")
-    if d.get("long_generation"):
-        base = _divergence(divergence_dir, d.get("reference", "")) or {}
-        lg = d["long_generation"]
-        d["long_generation_summary"] = {
-            "prompts": lg.get("prompts"), "max_len": lg.get("max_len"), "variant": lg.get("summary"),
-            "baseline": (base.get("long_generation") or {}).get("summary")}
-        keep += ("long_generation_summary",)
-    return {k: d[k] for k in keep if k in d}
-
-
-def references(params: StageView, baseline: str, names: list[str], served: dict[str, str]) -> dict[str, str]:
-    """The run each variant is judged against: its engine's own unquantized baseline where
-    compare.engine_baselines names one (the quantization effect, with the engine held fixed),
-    else the baseline. An engine baseline itself is judged against the baseline (the engine
-    effect). A baseline served by the variant's own engine is engine-matched already."""
-    own = dict(params.compare.engine_baselines)
-    own.pop(served.get(baseline, ""), None)  # the baseline's own engine needs no other
-    out = {}
-    for name in names:
-        ref = own.get(served.get(name, ""))
-        out[name] = baseline if ref in (None, name) else ref
-    return out
-
-
-def noise_floors(params: StageView, results: Path, loaded: dict, refs: dict[str, str]) -> dict[str, dict]:
-    """compare.noise_floor names, per engine, a variant that serves that engine's reference
-    weights again: its disagreement with the reference is what serving alone changes."""
-    out = {}
-    for engine, rerun in params.compare.noise_floor.items():
-        if rerun not in loaded and (results / rerun / METRICS).is_file():
-            loaded = {**loaded, rerun: load_results(results, rerun)}  # not among --variant
-            check_pairable(loaded[refs.get(rerun, params.baseline)][0], {rerun: loaded[rerun][0]})
-        if rerun not in loaded or not loaded[rerun][0].served:
-            out[engine] = {"variant": rerun, "measured": False,
-                           "why": f"{rerun} was not evaluated" if rerun not in loaded
-                           else f"{rerun} is not served here"}
-            continue
-        ref = refs[rerun]
-        ref_r = loaded[ref][1] if ref in loaded else load_results(results, ref)[1]
-        d = disagreement(ref_r, loaded[rerun][1])
-        lo, hi = ni.wilson_interval(d["outputs_changed"], d["n"])
-        rlo, rhi = ni.wilson_interval(d["results_changed"], d["n"])
-        out[engine] = {"variant": rerun, "reference": ref, "measured": True, **d,
-                       "outputs_changed_ci": [round(lo, 4), round(hi, 4)],
-                       "results_changed_ci": [round(rlo, 4), round(rhi, 4)]}
-    return out
-
-
 def served_part(ref_r: list[dict], r: list[dict]) -> list[dict]:
     """The reference's records for the items `r` holds (a sequential evaluation's served items)."""
     ids = {x["id"] for x in r}
@@ -290,110 +225,3 @@ def at_looks(cfg, looks: list[int], total: int, spending: Spending = OBRIEN_FLEM
     level = repeated_alpha(looks, total, cfg.alpha, spending)
     at = cfg.model_copy(update={"alpha": level}) if hasattr(cfg, "model_copy") else replace(cfg, alpha=level)
     return at, level
-
-
-def sequential_design(name: str, m: Metrics, r: list[dict], ref: str, ref_r: list[dict],
-                      cfg) -> tuple[dict | None, list[dict]]:
-    """A sequential evaluation's design, checked against what it is paired with, with the level
-    its intervals are read at (the repeated level of the looks it took), and the reference's
-    records for the items it was served; (None, every record) for a full evaluation."""
-    if not m.sequential:
-        return None, ref_r
-    seq = m.sequential.as_json()
-    problems = []
-    if seq["reference"] != ref:
-        problems.append(f"it stopped against {seq['reference']}'s records but is judged against {ref}'s "
-                        f"— fix: `reference: {ref}` in variants.{name}, then `dvc repro evaluate@{name}`")
-    if seq["total"] != len(ref_r):
-        problems.append(f"its design planned {seq['total']} items but {ref} has {len(ref_r)} — fix: "
-                        f"`dvc repro evaluate@{ref} evaluate@{name}`")
-    if seq["looks"][-1] != len(r):
-        problems.append(f"its last look served {seq['looks'][-1]} items but it has {len(r)} records")
-    if problems:
-        raise CompareError(f"{name}: " + "; ".join(problems))
-    spending = Spending(seq["spending"], seq["gamma"])  # the one its looks were taken under
-    return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"], spending)[1]}, served_part(ref_r, r)
-
-
-def custody_record(results: Path, name: str, m: Metrics, ref_m: Metrics) -> dict[str, Any]:
-    """The hashes a later step checks before it approves or ships `name`: its artifact as
-    evaluated, its reference's, and the result files the comparison read."""
-    from pipeline.io import file_sha256
-
-    d = results / name
-    return {"artifact_sha256": m.artifact_sha256,
-            "reference_artifact_sha256": ref_m.artifact_sha256,
-            "metrics_sha256": file_sha256(d / METRICS),
-            "samples_sha256": file_sha256(d / SAMPLES)}
-
-
-def run(params: StageView, layout, *, baseline: str | None = None,
-        variants: list[str] | None = None) -> dict[str, Any]:
-    """The paired statistics of the `compare` stage (`params`: its own, compare.stage.PARAMS;
-    `layout`: a pipeline.layout.Layout)."""
-    cfg = params.compare
-    results = layout.results
-    baseline = baseline or params.baseline
-    names = [n for n in (variants or params.variants) if n != baseline]
-    base_m, base_r = load_results(results, baseline)
-    if not base_m.served:
-        raise CompareError(f"the baseline {baseline!r} is not served ({base_m.reason}); "
-                           "every comparison needs a freshly evaluated baseline")
-    loaded = {n: load_results(results, n) for n in names}
-    check_pairable(base_m, {n: m for n, (m, _) in loaded.items()})
-    served_by = {n: m.engine.name for n, (m, _) in loaded.items() if m.served}
-    refs = references(params, baseline, names, {**served_by, baseline: base_m.engine.name})
-    for name, ref in sorted(set(refs.items())):
-        if ref != baseline and (ref not in loaded or not loaded[ref][0].served):
-            raise CompareError(f"{name} is to be judged against its engine's baseline {ref!r} "
-                               f"(compare.engine_baselines), which was not evaluated — fix: "
-                               f"`dvc repro evaluate@{ref}`, or remove it from compare.engine_baselines")
-    out = {"schema": SCHEMA, "baseline": baseline, "configured_baseline": params.baseline,
-           "baseline_artifact_sha256": base_m.artifact_sha256,
-           "evalset_sha256": base_m.evalset_sha256,
-           "harness_version": base_m.harness_version, "alpha": cfg.alpha,
-           "min_effect": cfg.min_effect, "interval": "tango score interval (paired proportions)",
-           "baseline_metrics": {"accuracy": base_m.accuracy, "n": base_m.n, "engine": base_m.engine.as_json(),
-                                "size_bytes": base_m.size_bytes},
-           "references": {n: refs[n] for n in served_by},
-           "engine_baselines": dict(cfg.engine_baselines),
-           "variants": {}}
-    all_loaded = {baseline: (base_m, base_r), **loaded}
-    for name, (m, r) in loaded.items():
-        if not m.served:
-            out["variants"][name] = {"variant": name, "served": False, "reason": m.reason}
-            continue
-        ref_m, ref_r = all_loaded[refs[name]]
-        seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg)
-        vcfg = cfg if seq is None else at_looks(cfg, seq["looks"], seq["total"], Spending(seq["spending"],
-                                                                                         seq["gamma"]))[0]
-        v = compare_variant(ref_m, ref_used, m, r, vcfg, reference=refs[name])
-        if seq is not None:
-            v["sequential"] = seq
-        # The chain of custody: what was paired, by the hashes of the bytes evaluated.
-        v["custody"] = custody_record(results, name, m, ref_m)
-        if refs[name] != baseline:  # the total change against the baseline, beside it
-            total = compare_variant(base_m, served_part(base_r, r), m, r, vcfg)
-            v["against_baseline"] = {"accuracy": total["accuracy"],
-                                     "disagreement": total["disagreement"]}
-        out["variants"][name] = v
-    for name, v in out["variants"].items():
-        v["divergence"] = divergence_of(layout.divergence, name, out["evalset_sha256"])
-    out["noise_floor"] = noise_floors(params, results, all_loaded, {**refs, baseline: baseline})
-    for name, v in out["variants"].items():
-        floor = out["noise_floor"].get(served_by.get(name, ""))
-        if v.get("served") and floor and floor.get("measured"):
-            d = v["disagreement"]
-            v["within_noise_floor"] = d["outputs_changed_share"] <= floor["outputs_changed_ci"][1]
-    bench = layout.bench / BENCH
-    if bench.is_file():
-        measured = BenchResults.load(bench).dump()
-        out["bench"] = measured.get("ratios")
-        out["bench_node"] = measured.get("hardware")
-    dest = layout.reports
-    dest.mkdir(parents=True, exist_ok=True)
-    tmp = dest / ".comparison.json.tmp"
-    out = Comparison.read(out, dest / COMPARISON).dump()
-    write_json(tmp, out)
-    tmp.replace(dest / COMPARISON)
-    return out

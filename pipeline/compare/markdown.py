@@ -244,6 +244,11 @@ def _verdicts(comparison: dict[str, Any]) -> list[str]:
 
 def sequential_line(s: dict[str, Any]) -> str:
     """How a sequential evaluation ended: the items served, the look, the saving and the level."""
+    if s.get("role") == "reference":
+        return (f"Sequential evaluation, an engine's reference: it served its opening look, {s['items']} of "
+                f"{s['total']} items; each of its variants served the rest of its items that variant used and "
+                f"is paired with exactly those. Against `{s['reference']}` it is read on its own items, a sample "
+                f"fixed in advance, at α = {s['repeated_alpha']:.4g}.")
     how = (f"stopped at look {len(s['looks'])} of {s['planned_looks']}" if s["stopped"]
            else f"ran all {s['planned_looks']} looks")
     if s.get("stopped_for") == "futility":

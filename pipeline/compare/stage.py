@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pipeline.compare import deltas
+from pipeline.compare import deltas, matrix
 from pipeline.compare import plan
 from pipeline.compare.deltas import CompareError, load_results, slice_table
 from pipeline.compare.limits import derive
@@ -152,7 +152,7 @@ def write(params: StageView, layout: Layout, comparison: dict[str, Any]) -> dict
 def run(params: StageView, layout: Layout, *, baseline: str | None = None,
         variants: list[str] | None = None) -> dict[str, Any]:
     """The `compare` stage; `params`: its own (PARAMS)."""
-    comparison = deltas.run(params, layout, baseline=baseline, variants=variants)
+    comparison = matrix.run(params, layout, baseline=baseline, variants=variants)
     return write(params, layout, enrich(params, layout, comparison))
 
 

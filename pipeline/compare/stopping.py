@@ -126,10 +126,12 @@ class StopRule:
     :func:`stop_rule`; the evaluate stage calls :meth:`check` before it serves and the rule after
     each look."""
 
+    role = "variant"
+
     def __init__(self, reference: str, ref_m: Metrics, ref_r: list[dict], compare_cfg, gates_cfg,
                  name: str, *, look: int, spending: Spending = OBRIEN_FLEMING, futility: float = 0.0) -> None:
         self.reference, self.name = reference, name
-        self._ref_m, self._ref_r = ref_m, ref_r
+        self._ref_m, self._ref_r = ref_m, list(ref_r)
         self._compare, self._gates = compare_cfg, gates_cfg
         self.look, self.spending, self.futility = look, spending, futility
 
@@ -145,11 +147,20 @@ class StopRule:
         for key in ("prompts_sha256", "max_tokens", "decoding"):
             if protocol_of(m).get(key) != protocol.get(key):
                 problems.append(f"its {key} differs from this evaluation's")
-        if m.sequential:
-            problems.append("it stopped early itself: a reference serves every item")
+        if m.sequential and m.sequential.role != "reference":
+            problems.append("it stopped early itself: a reference serves every item its variants use")
+        elif m.sequential and m.sequential.look != self.look:
+            problems.append(f"its opening look was {m.sequential.look} items, this evaluation's looks are "
+                            f"{self.look}")
         if problems:
             raise CompareError(f"{self.name} cannot stop against {self.reference}'s records: "
                                + "; ".join(problems) + f" — fix: `dvc repro evaluate@{self.reference}`")
+
+    def extend(self, records: list[dict]) -> None:
+        """The reference's records for items beyond those it served itself (its opening look),
+        served by this evaluation (pipeline.evaluate.reference_serving)."""
+        have = {r["id"] for r in self._ref_r}
+        self._ref_r += [r for r in records if r["id"] not in have]
 
     def __call__(self, records: list[dict], looks: list[int], total: int) -> dict[str, Any]:
         v, gate = gate_at_look(self._ref_m, self._ref_r, _metrics_stub(self.name), records, self._compare,
@@ -169,13 +180,39 @@ def _metrics_stub(name: str) -> Metrics:
                                    detectors=Detectors(), speed=speed)
 
 
-def stop_rule(params: StageView, layout, name: str) -> StopRule | None:
-    """The stopping rule of `name`'s evaluation, or None where it serves every item: sequential
-    evaluation off (evaluate.sequential.enabled), or an unquantized variant (every variant's
-    reference is one; its records must cover every item). `params`: the evaluate stage's own."""
-    variant = params.variants[name]
-    if not params.evaluate.sequential.enabled or variant.is_unquantized:
+class OpeningLook:
+    """The rule of an engine's unquantized reference (compare.engine_baselines) under a sequential
+    design: it serves its opening look — the first `look` items of the seeded order — and stops;
+    each of its variants serves the reference's items it goes on to use
+    (pipeline.evaluate.reference_serving), so in all the reference serves as many items as its
+    longest-running variant uses. Its own gate is not read at the look: its comparison with the
+    baseline is on a sample fixed in advance, read at α."""
+
+    role = "reference"
+
+    def __init__(self, reference: str, alpha: float) -> None:
+        self.reference, self.alpha = reference, alpha
+
+    def check(self, evalset_sha256: str, harness_version: str, protocol: dict) -> None:
         return None
+
+    def __call__(self, records: list[dict], looks: list[int], total: int) -> dict[str, Any]:
+        return {"settled": True, "verdict": "not judged", "repeated_alpha": self.alpha, "unsettled": [],
+                "futile": False}
+
+
+def stop_rule(params: StageView, layout, name: str) -> StopRule | OpeningLook | None:
+    """The stopping rule of `name`'s evaluation, or None where it serves every item: sequential
+    evaluation off (evaluate.sequential.enabled), the baseline (other stages read its records
+    whole) or another unquantized variant; an engine's own reference serves its opening look
+    (OpeningLook). `params`: the evaluate stage's own."""
+    variant = params.variants[name]
+    if not params.evaluate.sequential.enabled:
+        return None
+    if variant.is_unquantized:
+        engine_reference = (name in params.compare.engine_baselines.values()
+                            and variant.reference not in (None, "none"))
+        return OpeningLook(variant.reference, params.compare.alpha) if engine_reference else None
     ref = variant.reference
     ref_m, ref_r = load_results(layout.results, ref)
     settings = PairingSettings(alpha=params.compare.alpha, seed=params.compare.seed)

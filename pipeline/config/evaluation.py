@@ -22,8 +22,9 @@ class LmEvalConfig(Section):
 
 class SequentialConfig(Section):
     """A quantized variant's evaluation served in looks and stopped at the first look where its
-    gate is settled (pipeline.compare.stopping); unquantized variants — every variant's reference —
-    serve every item."""
+    gate is settled (pipeline.compare.stopping); the baseline and the other unquantized variants serve
+    every item, but an engine's own reference (compare.engine_baselines) serves its opening look and
+    its variants the rest they use (pipeline.evaluate.reference_serving)."""
 
     enabled: bool = False
     look: PositiveInt = 250            # items served between two looks at the gate

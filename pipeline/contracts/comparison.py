@@ -22,6 +22,9 @@ class Custody(Part):
     reference_artifact_sha256: str | None = None
     metrics_sha256: str | None = None
     samples_sha256: str | None = None
+    # the reference's records this variant was paired with, where its reference served only its
+    # opening look and the variant's evaluation served the rest (REFERENCE_SAMPLES)
+    reference_samples_sha256: str | None = None
 
 
 class Utility(Part):

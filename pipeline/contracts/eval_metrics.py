@@ -85,6 +85,10 @@ class Sequential(Part):
     futility: Num = 0.0               # the predictive-power bound below which it stops (0: never)
     stopped_for: str | None = None    # "settled" or "futility" (None: it ran the whole set)
     conditional_power: Num | None = None  # the chance, at the last look taken, that the whole set settles it
+    # "variant": stopped by its own gate; "reference": an engine's unquantized reference that served
+    # its opening look only (its variants serve the rest of what they use: REFERENCE_SAMPLES), so its
+    # own comparison is read at α on a sample fixed in advance
+    role: str = "variant"
 
 
 # what an evaluated (served) variant's file must hold: what compare pairs on and reports

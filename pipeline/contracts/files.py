@@ -8,7 +8,8 @@ Which stage writes what (the folders are `Layout`'s):
   DUPLICATES, REJECTS;
 - calibration@<set>: SAMPLES, CALIBRATION_DATA, CARD, CARD_MD, IMATRIX;
 - quantize@<variant>: the artifact with MANIFEST and SHA256SUMS, its run record;
-- evaluate@<variant>: METRICS, SAMPLES (one record per item), RUN, ENGINE_LOG, or ERROR;
+- evaluate@<variant>: METRICS, SAMPLES (one record per item), RUN, ENGINE_LOG, or ERROR; and where
+  its reference served only its opening look, REFERENCE_SAMPLES and REFERENCE_ENGINE_LOG;
 - divergence@<variant>: METRICS and SAMPLES of the teacher-forced passes; the reference's
   DIVERGENCE_REFERENCE; gate_calibration: GATE_CALIBRATION;
 - bench: BENCH; compare: COMPARISON, COMPARISON_MD and the PLOTS;
@@ -25,6 +26,8 @@ SAMPLES = "samples.jsonl"
 RUN = "run.json"
 ERROR = "error.json"
 ENGINE_LOG = "engine.log"
+REFERENCE_SAMPLES = "reference-samples.jsonl"  # the reference's records for the items a variant used
+REFERENCE_ENGINE_LOG = "reference-engine.log"  # its engine, where the variant served it
 CARD = "card.json"
 CARD_MD = "card.md"
 EVALSET_ITEMS = "evalset.jsonl"

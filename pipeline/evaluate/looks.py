@@ -30,9 +30,11 @@ def design(spending, futility: float) -> str:
 
 
 class StopRule(Protocol):
-    """What the evaluation asks after each look (pipeline.compare.stopping.StopRule)."""
+    """What the evaluation asks after each look (pipeline.compare.stopping.StopRule; `role`
+    "reference" for an engine's reference that serves its opening look only)."""
 
     reference: str
+    role: str
 
     def check(self, evalset_sha256: str, harness_version: str, protocol: dict) -> None: ...
 
@@ -56,10 +58,13 @@ class Served:
 
 def serve_in_looks(eng: Engine, prompts: list[list[int]], ev, rule: StopRule, *,
                    score: Callable[[list[int], dict[int, Completion]], list[dict]],
-                   on_answer: Callable[[int, Completion], None] | None = None) -> Served:
+                   on_answer: Callable[[int, Completion], None] | None = None,
+                   extend: Callable[[list[int]], None] | None = None) -> Served:
     """Serve `prompts` in looks until `rule` says the gate is settled. `score(positions,
     completions)` turns the served items into records (evaluation-set order) for the rule;
-    `on_answer(position, completion)` is called as each answer arrives."""
+    `on_answer(position, completion)` is called as each answer arrives; `extend(batch)`, after each
+    look's items are served and before the rule reads them, gives the rule its reference's records
+    for them where the reference served only its opening look (pipeline.evaluate.reference_serving)."""
     total, seq = len(prompts), ev.sequential
     order = np.random.default_rng(seq.seed).permutation(total).tolist()
     looks = look_sizes(total, seq.look)
@@ -73,10 +78,12 @@ def serve_in_looks(eng: Engine, prompts: list[list[int]], ev, rule: StopRule, *,
         out.wall += wall
         for i, c in zip(batch, completions, strict=True):
             out.completions[i], out.look_of[i] = c, k
+        if extend is not None:
+            extend(batch)
         judged = rule(score(out.positions, out.completions), looks[:k], total)
         if judged["settled"] or judged.get("futile"):
             break
-    stopped = k < len(looks)
+    stopped, role = k < len(looks), getattr(rule, "role", "variant")
     out.block = {"design": design(Spending(seq.spending, seq.gamma), seq.futility), "reference": rule.reference,
                  "look": seq.look, "seed": seq.seed,
                  "total": total, "looks": looks[:k], "items": looks[k - 1], "planned_looks": len(looks),
@@ -85,6 +92,7 @@ def serve_in_looks(eng: Engine, prompts: list[list[int]], ev, rule: StopRule, *,
                  "repeated_alpha": judged["repeated_alpha"],
                  "saving": round(1 - looks[k - 1] / total, 4),
                  "spending": seq.spending, "gamma": seq.gamma, "futility": seq.futility,
-                 "stopped_for": None if not stopped else "futility" if judged.get("futile") else "settled",
-                 "conditional_power": judged.get("conditional_power")}
+                 "stopped_for": None if not stopped else "futility" if judged.get("futile") else
+                 "opening look" if role == "reference" else "settled",
+                 "conditional_power": judged.get("conditional_power"), "role": role}
     return out

@@ -106,6 +106,12 @@ class RecordCache:
             except (ValueError, TypeError, KeyError):
                 self.dropped += 1
 
+    def reload(self) -> None:
+        """Read again what other writers (another stage's evaluation of this identity) appended."""
+        with self._lock:
+            self.dropped = 0
+            self._load()
+
     def get(self, prompt_ids: list[int]) -> Completion | None:
         return self.entries.get(prompt_key(prompt_ids))
 

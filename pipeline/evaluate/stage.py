@@ -8,6 +8,7 @@ start or mid-run fails the stage with its log tail; no metrics.json is left for 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -24,7 +25,8 @@ from pipeline.artifacts.manifest import require_verified
 from pipeline.contracts import EvalRun, Metrics
 from pipeline.errors import QpipeError
 from pipeline.engines.base import Engine, get_engine
-from pipeline.evaluate import detectors
+from pipeline.evaluate import detectors, reference_serving
+from pipeline.evaluate.reference_serving import serving_record
 from pipeline.evaluate.harness import (MemorySampler, gpu_memory, harness_version, load_evalset, render,
                                        run_prompts)
 from pipeline.evaluate.looks import StopRule, serve_in_looks
@@ -33,7 +35,7 @@ from pipeline.evaluate.scorers import is_valid_json, score
 from pipeline.stage_params import Declared, StageView
 from pipeline.io import atomic_dirs, write_json
 from pipeline.layout import Layout
-from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, RUN, SAMPLES
+from pipeline.contracts.files import ENGINE_LOG, ERROR, FAILED_SCHEMA, METRICS, REFERENCE_SAMPLES, RUN, SAMPLES
 from pipeline.contracts.records import SampleRecord, line
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,9 @@ SCHEMA = Metrics.SCHEMA
 
 PARAMS = Declared("evaluate", "model", "engines", "evaluate", "variants.${key}",
                   # the stopping rule of a sequential evaluation reads the gate as compare will
-                  "gates", "compare.alpha", "compare.seed")
+                  "gates", "compare.alpha", "compare.seed",
+                  # an engine's reference serves its opening look only (pipeline.evaluate.reference_serving)
+                  "compare.engine_baselines")
 
 
 def open_engine(params: StageView, layout: Layout, name: str, log_path: Path, *,
@@ -178,18 +182,20 @@ def protocol(prompts: list[list[int]], ev) -> dict[str, Any]:
     return {"prompts_sha256": h.hexdigest(), "decoding": "greedy", "max_tokens": ev.max_tokens}
 
 
-def cached(eng: Engine, layout: Layout, name: str, served_with: tuple[dict[str, Any], str], ev) -> Engine | Cached:
-    """The engine behind the record cache (pipeline.evaluate.record_cache), keyed by everything that
-    decides an answer; the engine itself where the cache is off."""
-    where = cache_folder(layout.root)
-    if where is None:
-        return eng
+def cache_identity(eng: Engine, name: str, served_with: tuple[dict[str, Any], str], ev) -> dict[str, Any]:
+    """Everything that decides an answer of `name`'s engine (pipeline.evaluate.record_cache)."""
     info, (settings, module) = eng.info(), served_with
-    identity = {"variant": name, "artifact_sha256": eng.verified_manifest.content_sha256,
-                "engine": info.name, "engine_version": info.version, "settings": settings,
-                "url": eng.url if hasattr(eng, "url") else None, "max_tokens": ev.max_tokens,
-                "concurrency": ev.concurrency * ev.replicas, "code": code_version(module)}
-    return Cached(eng, RecordCache(where, identity))
+    return {"variant": name, "artifact_sha256": eng.verified_manifest.content_sha256,
+            "engine": info.name, "engine_version": info.version, "settings": settings,
+            "url": eng.url if hasattr(eng, "url") else None, "max_tokens": ev.max_tokens,
+            "concurrency": ev.concurrency * ev.replicas, "code": code_version(module)}
+
+
+def cached(eng: Engine, layout: Layout, name: str, served_with: tuple[dict[str, Any], str], ev) -> Engine | Cached:
+    """The engine behind the record cache, keyed by everything that decides an answer; the engine
+    itself where the cache is off."""
+    where = cache_folder(layout.root)
+    return eng if where is None else Cached(eng, RecordCache(where, cache_identity(eng, name, served_with, ev)))
 
 
 def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine: str | None = None,
@@ -207,6 +213,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
     eng = open_engine(params, layout, name, out / ENGINE_LOG, engine=engine, artifact=artifact,
                       settings=settings)
     served_with = (eng.settings, type(eng).__module__)
+    serving = serving_record(eng, engine or params.engine_for(name), params.variants[name].url)
     if ev.replicas > 1:
         eng = replicated(params, layout, name, eng, ev, engine=engine, artifact=artifact, settings=settings)
     # an engine that takes text (mlx) refuses, before it starts, prompts it would not tokenize
@@ -214,8 +221,19 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
     eng.check_prompts(prompts, [item.id for item in evalset.items])
     if stop_rule is not None:  # before anything is served: records made another way are refused
         stop_rule.check(evalset.sha256, harness_version(), protocol(prompts, ev))
+
+    def score_at(at: list[int], got) -> list[dict]:
+        return score_records([evalset.items[i] for i in at], [prompts[i] for i in at], [got[i] for i in at],
+                             ngram=ev.repetition_ngram)
+
+    # its reference's items beyond the reference's opening look (the variant's own evaluation only,
+    # not one of its artifact on another engine or configuration)
+    companion = reference_serving.for_variant(
+        params, layout, name, prompts, evalset.items, log_dir=out, score=score_at,
+        identity=lambda e, n, sw: cache_identity(e, n, sw, ev) if cache_folder(layout.root) else None
+    ) if (engine, artifact, settings) == (None, None, None) else None
     started = time.time()
-    with eng, MemorySampler(eng.pids) as mem:
+    with eng, MemorySampler(eng.pids) as mem, companion or contextlib.nullcontext():
         t_ready = time.time() - started
         if ev.warmup:
             run_prompts(eng, prompts[: ev.warmup], max_tokens=ev.max_tokens,
@@ -235,9 +253,8 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                                                 concurrency=ev.concurrency * ev.replicas, progress=scored)
                 positions, looks = list(range(len(prompts))), None
             else:
-                looks = serve_in_looks(server, prompts, ev, stop_rule, on_answer=scored, score=lambda at, got: (
-                    score_records([evalset.items[i] for i in at], [prompts[i] for i in at],
-                                  [got[i] for i in at], ngram=ev.repetition_ngram)))
+                looks = serve_in_looks(server, prompts, ev, stop_rule, on_answer=scored, score=score_at, extend=(
+                    (lambda batch: stop_rule.extend(companion.records_for(batch))) if companion else None))
                 positions, wall = looks.positions, looks.wall
                 completions = [looks.completions[i] for i in positions]
         hits, counts = server.take() if isinstance(server, Cached) else (set(), {})
@@ -253,6 +270,7 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
                 counts |= {f"lm_eval_{k}": v for k, v in server.take()[1].items()}
         info = eng.info()
         gpu = gpu_memory()
+        paired = companion.records_for(positions) if companion else None  # the reference's, for these items
         if isinstance(server, Cached):
             server.cache.close()
     records = score_records([evalset.items[i] for i in positions], [prompts[i] for i in positions],
@@ -286,13 +304,16 @@ def evaluate(params: StageView, layout: Layout, name: str, out: Path, *, engine:
            **({"sequential": {"look": ev.sequential.look, "seed": ev.sequential.seed,
                               "reference": stop_rule.reference}} if stop_rule is not None else {}),
            **({"record_cache": server.summary(counts)} if isinstance(server, Cached) else {}),
+           **({"reference_served": companion.summary(positions)} if companion else {}), "serving": serving,
            "startup_seconds": round(t_ready, 2), "evalset": str(ev.evalset),
            "evalset_sha256": evalset.sha256, "harness_version": harness_version(),
            "artifact": {"path": _relative(eng.artifact, layout.root), "content_sha256": manifest.content_sha256,
                         "format": getattr(manifest, "format", None),
                         "scheme": getattr(manifest, "scheme", None)}}
-    with (out / SAMPLES).open("w", encoding="utf-8") as fh:
-        fh.writelines(line(SampleRecord.model_validate(r)) for r in records)
+    for path, recs in ((SAMPLES, records), (REFERENCE_SAMPLES, paired)):
+        if recs is not None:
+            with (out / path).open("w", encoding="utf-8") as fh:
+                fh.writelines(line(SampleRecord.model_validate(r)) for r in recs)
     write_json(out / RUN, EvalRun.model_validate(run).dump())
     write_json(out / METRICS, metrics)
     return metrics

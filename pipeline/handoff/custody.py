@@ -21,7 +21,7 @@ from pipeline.contracts.artifact_manifest import read_listing
 from pipeline.errors import QpipeError
 from pipeline.io import file_sha256
 from pipeline.layout import Layout
-from pipeline.contracts.files import CUSTODY_SCHEMA, EVALUATION, METRICS, SAMPLES
+from pipeline.contracts.files import CUSTODY_SCHEMA, EVALUATION, METRICS, REFERENCE_SAMPLES, SAMPLES
 from pipeline.stage_params import StageView
 
 SCHEMA = CUSTODY_SCHEMA
@@ -56,7 +56,8 @@ def check(params: StageView, layout: Layout, variant: str, comparison: dict[str,
                             f"the artifact that was evaluated ({str(rec.get('artifact_sha256'))[:16]}…)"
                             f" — fix: `dvc repro` (re-evaluates what changed), or `dvc checkout "
                             f"artifacts/{variant}` to restore the evaluated files")
-        for name, key in ((METRICS, "metrics_sha256"), (SAMPLES, "samples_sha256")):
+        paired = ((REFERENCE_SAMPLES, "reference_samples_sha256"),) if rec.get("reference_samples_sha256") else ()
+        for name, key in ((METRICS, "metrics_sha256"), (SAMPLES, "samples_sha256"), *paired):
             path = results / name
             now = file_sha256(path) if path.is_file() else None
             if now != rec.get(key):

@@ -20,12 +20,12 @@ from typing import Any, Literal
 from pipeline.artifacts.runrecord import read_run_record
 from pipeline.contracts import ArtifactManifest, CalibrationCard, Comparison, EvalRun, EvalsetCard, Metrics
 from pipeline.layout import Layout
-from pipeline.contracts.files import CARD, ENGINE_LOG, MANIFEST, METRICS, RUN, SAMPLES, SHA256SUMS, TRACKING_PENDING
+from pipeline.contracts.files import (CARD, ENGINE_LOG, MANIFEST, METRICS, REFERENCE_ENGINE_LOG, REFERENCE_SAMPLES,
+                                      RUN, SAMPLES, SHA256SUMS, TRACKING_PENDING)
 from pipeline.stage_params import StageView
 
 Status = Literal["served", "not_served", "failed", "missing"]
-# Run files logged as artifacts, in this order, when present (results/<variant>/…).
-RESULT_FILES = (METRICS, SAMPLES, RUN, ENGINE_LOG)
+RESULT_FILES = (METRICS, SAMPLES, RUN, ENGINE_LOG, REFERENCE_SAMPLES, REFERENCE_ENGINE_LOG)  # logged when present
 ARTIFACT_FILES = (MANIFEST, SHA256SUMS)
 
 

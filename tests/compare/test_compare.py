@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.config import Params
-from pipeline.compare import deltas as compare
+from pipeline.compare import matrix as compare
 from pipeline.compare.plan import plan
 from pipeline.compare import stage as report
 from conftest import stage_args

@@ -1,14 +1,17 @@
 """A sequential evaluation end to end on llama-server and the demo model's GGUF artifacts: the
-reference serves every item, a quantized variant is served in looks and stops at the first look
-where its gate is settled, a rerun stops at the same look with the same records, and compare reads
-the verdict at the repeated level of the looks taken."""
+engine's reference (gguf_f16, compare.engine_baselines) serves its opening look, a quantized variant
+is served in looks, serves the reference's items it needs beyond that, and stops at the first look
+where its gate is settled; with the record cache the reference serves each item once, as far as its
+longest-running variant went; a rerun stops at the same look with the same records, and compare
+reads the verdict at the repeated level of the looks taken, paired with the reference records the
+variant's stopping rule read."""
 
 import json
 import shutil
 
 import pytest
 
-from pipeline.compare import deltas as compare
+from pipeline.compare import matrix as compare
 from pipeline.compare.stopping import stop_rule
 from pipeline.evaluate import stage
 from pipeline.stats.sequential import Spending, look_sizes, repeated_alpha
@@ -48,11 +51,35 @@ def seq(served):
     return sequential_params(served, GATES), served
 
 
-def test_the_reference_serves_every_item_and_a_variant_stops_at_a_settled_look(seq):
+def reference_served(root, name):
+    d = root / "results" / name
+    return ([json.loads(x) for x in (d / "reference-samples.jsonl").read_text().splitlines()],
+            json.loads((d / "run.json").read_text())["reference_served"])
+
+
+def test_the_reference_serves_its_opening_look_and_a_variant_the_rest_it_uses(seq):
     params, served = seq
     ref_m, ref_r = records(served.root, F16)
-    assert "sequential" not in ref_m and all("look" not in r for r in ref_r)  # unquantized: every item
-    total = len(ref_r)
+    rs = ref_m["sequential"]
+    assert rs["role"] == "reference" and rs["stopped_for"] == "opening look" and rs["reference"] == "baseline"
+    assert rs["looks"] == [LOOK] == [len(ref_r)] and {r["look"] for r in ref_r} == {1}
+    own = {r["id"]: r for r in ref_r}
+    for name in EXPECTED:
+        m, recs = records(served.root, name)
+        paired, how = reference_served(served.root, name)
+        assert [r["id"] for r in paired] == [r["id"] for r in recs]  # the reference on exactly its items
+        assert set(own) < {r["id"] for r in recs}  # the opening look is every variant's first
+        assert all(r == own[r["id"]] for r in paired if r["id"] in own)  # read from its results
+        assert how["reference"] == F16 and how["artifact_sha256"] == ref_m["artifact_sha256"]
+        # the record cache is off in tests: each variant served the reference's other items itself
+        assert (how["items"], how["from_its_results"], how["served"]) == (len(recs), LOOK, len(recs) - LOOK)
+        assert (served.root / "results" / name / "reference-engine.log").is_file()
+
+
+def test_a_variant_stops_at_a_settled_look(seq):
+    params, served = seq
+    ref_m, _ = records(served.root, F16)
+    total = ref_m["sequential"]["total"]
     for name, (verdict, _) in EXPECTED.items():
         m, recs = records(served.root, name)
         s = m["sequential"]
@@ -65,8 +92,9 @@ def test_the_reference_serves_every_item_and_a_variant_stops_at_a_settled_look(s
         assert {r["look"] for r in recs} == set(range(1, len(s["looks"]) + 1))
         assert s["repeated_alpha"] == pytest.approx(repeated_alpha(s["looks"], total, params.compare.alpha))
         # the items served are a seeded sample of the whole set, in evaluation-set order
-        ids = [r["id"] for r in ref_r]
-        assert [r["id"] for r in recs] == [i for i in ids if i in {r["id"] for r in recs}]
+        order = {i: k for k, i in enumerate(x["id"] for x in map(json.loads, (
+            served.root / "data" / "evalset" / "evalset.jsonl").read_text().splitlines()))}
+        assert [order[r["id"]] for r in recs] == sorted(order[r["id"]] for r in recs)
 
 
 def test_a_rerun_stops_at_the_same_look_with_the_same_records(seq, tmp_path):
@@ -124,6 +152,31 @@ def test_a_variant_the_whole_set_would_leave_inconclusive_stops_for_futility(seq
     assert s["stopped_for"] == "futility" and s["verdict_at_stop"] == "inconclusive", s
     assert s["stopped"] and s["items"] < s["total"] and s["conditional_power"] < 0.3
     assert s["spending"] == "pocock" and "Pocock" in s["design"] and "futility" in s["design"]
-    total = len(records(served.root, F16)[1])
+    total = records(served.root, F16)[0]["sequential"]["total"]
     assert s["repeated_alpha"] == pytest.approx(repeated_alpha(s["looks"], total, params.compare.alpha,
                                                                Spending("pocock")))
+
+
+def test_with_the_record_cache_the_reference_serves_as_far_as_its_longest_running_variant(seq, tmp_path,
+                                                                                         monkeypatch):
+    # every variant reads the reference's items another variant served: in all the reference
+    # serves each item once, as many as its longest-running variant used — no more
+    params, served = seq
+    monkeypatch.setenv("QPIPE_RECORD_CACHE", str(tmp_path / "cache"))
+    res = tmp_path / "results"
+    items, served_by = {}, {}
+    for name, gates in ((F16, GATES), (Q8, GATES), (Q2, STRICT)):
+        p = make_params(served.data, evaluate={"sequential": {"enabled": True, "look": LOOK, "seed": 7},
+                                               "out_dir": str(res)}, gates=gates)
+        stage.run(*stage_args(p, served.root, stage.PARAMS, name), name, rules=stop_rule)
+        m = json.loads((res / name / "metrics.json").read_text())
+        items[name] = m["sequential"]["items"]
+        if name != F16:
+            served_by[name] = json.loads((res / name / "run.json").read_text())["reference_served"]
+    assert items[F16] == LOOK and min(items[Q8], items[Q2]) > LOOK
+    assert sum(s["served"] for s in served_by.values()) == max(items.values()) - LOOK
+    assert served_by[Q8]["served"] == items[Q8] - LOOK  # the first to run served its own part
+    assert served_by[Q2]["from_cache"] == min(items[Q8], items[Q2]) - LOOK  # and the second read it
+    a, b = ({r["id"]: r["output"] for r in map(json.loads, (res / n / "reference-samples.jsonl").read_text()
+                                                 .splitlines())} for n in (Q8, Q2))
+    assert all(a[i] == b[i] for i in set(a) & set(b))  # one serving of each reference item

@@ -11,7 +11,7 @@ import pipeline.models
 
 from pipeline.engines.base import EngineError, get_engine
 from pipeline.evaluate import stage
-from pipeline.compare import deltas as compare
+from pipeline.compare import matrix as compare
 from pipeline.compare.deltas import CompareError
 
 from .conftest import kill_when_found, make_params

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.artifacts.manifest import build_manifest
 from pipeline.config import Params
-from pipeline.compare.deltas import custody_record
+from pipeline.compare.matrix import custody_record
 from pipeline.contracts import Metrics
 from pipeline.io import file_sha256, write_json
 from demo.matrix import full_params
