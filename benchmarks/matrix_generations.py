@@ -58,6 +58,7 @@ def main() -> None:
     ap.add_argument("--spending", default="obrien_fleming")
     ap.add_argument("--look", type=int, default=250)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--variants", nargs="+", help="only these variants (their references included)")
     a = ap.parse_args()
     project = a.project.resolve()
     data = yaml.safe_load((project / "params.yaml").read_text())
@@ -76,6 +77,11 @@ def main() -> None:
             str(copy / ".cache" / "records")),
     }
     warmup = int(data["evaluate"].get("warmup", 0))
+    if a.variants:
+        keep = set(a.variants)
+        while missing := {data["variants"][n].get("reference") for n in keep} - keep - {None, "none"}:
+            keep |= missing
+        data["variants"] = {n: v for n, v in data["variants"].items() if n in keep}
     names = [n for n in order(data["variants"]) if (results / n / "metrics.json").is_file()
              and json.loads((results / n / "metrics.json").read_text()).get("served", True)]
     table: dict[str, dict] = {}

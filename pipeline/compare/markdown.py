@@ -245,10 +245,14 @@ def _verdicts(comparison: dict[str, Any]) -> list[str]:
 def sequential_line(s: dict[str, Any]) -> str:
     """How a sequential evaluation ended: the items served, the look, the saving and the level."""
     if s.get("role") == "reference":
-        return (f"Sequential evaluation, an engine's reference: it served its opening look, {s['items']} of "
-                f"{s['total']} items; each of its variants served the rest of its items that variant used and "
-                f"is paired with exactly those. Against `{s['reference']}` it is read on its own items, a sample "
-                f"fixed in advance, at α = {s['repeated_alpha']:.4g}.")
+        own = s.get("opening_items", s["items"])
+        read = (f"on those items, a sample fixed in advance, at α = {s['repeated_alpha']:.4g}" if own == s["items"]
+                else f"on the {s['items']} of {s['total']} items it was served in all, as far as its longest-running "
+                     f"variant went — a stopping time, so every interval above is a repeated confidence interval at "
+                     f"level α = {s['repeated_alpha']:.4g} ({len(s['looks'])} looks)")
+        return (f"Sequential evaluation, an engine's reference: it served its opening look, {own} of {s['total']} "
+                f"items, and each of its variants the rest of its items that variant used (each variant is paired "
+                f"with exactly those). It is read against `{s['reference']}` {read}.")
     how = (f"stopped at look {len(s['looks'])} of {s['planned_looks']}" if s["stopped"]
            else f"ran all {s['planned_looks']} looks")
     if s.get("stopped_for") == "futility":

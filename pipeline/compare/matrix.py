@@ -21,7 +21,7 @@ from pipeline.contracts.files import BENCH, COMPARISON, METRICS, REFERENCE_SAMPL
 from pipeline.io import write_json
 from pipeline.stage_params import StageView
 from pipeline.stats import noninferiority as ni
-from pipeline.stats.sequential import Spending
+from pipeline.stats.sequential import Spending, look_sizes
 
 
 def _divergence(divergence_dir: Path, name: str) -> dict[str, Any] | None:
@@ -119,19 +119,42 @@ def paired_with(results: Path, name: str, r: list[dict], ref: str, ref_m: Metric
     return records, file_sha256(path)
 
 
+def served_in_all(results: Path, ref: str, loaded: dict, refs: dict[str, str]) -> list[dict]:
+    """Every record of an engine's reference that served its opening look: its own, then those its
+    variants served for it (in name order; an item two served differently — the record cache off,
+    an engine whose outputs depend on the batch — is taken from the first), in evaluation-set order
+    (each source is in it, and each is a prefix of one seeded order: the longest holds them all)."""
+    sources = [loaded[ref][1]] + [paired_with(results, n, loaded[n][1], ref, *loaded[ref])[0] for n in sorted(
+        n for n, (m, _) in loaded.items() if refs.get(n) == ref and m.served)]
+    got: dict[str, dict] = {}
+    for src in sources:
+        for x in src:
+            got.setdefault(x["id"], x)
+    order = dict.fromkeys(x["id"] for src in sorted(sources, key=len, reverse=True) for x in src)
+    return [got[i] for i in order]
+
+
 def sequential_design(name: str, m: Metrics, r: list[dict], ref: str, ref_r: list[dict],
-                      cfg, *, ref_total: int | None = None) -> tuple[dict | None, list[dict]]:
+                      cfg, *, ref_total: int | None = None) -> tuple[dict | None, list[dict], Any]:
     """A sequential evaluation's design, checked against what it is paired with, with the level
-    its intervals are read at (the repeated level of the looks it took; α for an engine's reference
-    that served its opening look, a sample fixed in advance), and the reference's records for the
-    items it was served; (None, every record) for a full evaluation. `ref_total`: the items the
-    reference's design planned, where it served its opening look only."""
+    its intervals are read at (the repeated level of the looks it took), the reference's records for
+    the items it was served, and compare's settings at that level; (None, every record, `cfg`) for a
+    full evaluation. `ref_total`: the items the reference's design planned, where it served its
+    opening look only. An engine's reference that served its opening look is read on `r`, what it
+    served in all: its opening look alone is a sample fixed in advance, read at α; with the items its
+    variants served for it, as far as the longest-running went — a stopping time — at the repeated
+    level of the looks those items make."""
     if not m.sequential:
-        return None, ref_r
+        return None, ref_r, cfg
     seq = m.sequential.as_json()
-    if seq.get("role") == "reference":
-        return {**seq, "repeated_alpha": cfg.alpha}, served_part(ref_r, r)
     problems = []
+    if seq.get("role") == "reference":
+        if len(r) == seq["items"]:
+            return {**seq, "repeated_alpha": cfg.alpha}, served_part(ref_r, r), cfg
+        looks = [n for n in look_sizes(seq["total"], seq["look"]) if n <= len(r)]
+        seq = {**seq, "opening_items": seq["items"], "looks": looks, "items": len(r),
+               "saving": round(1 - len(r) / seq["total"], 4)}
+        ref, ref_total = seq["reference"], seq["total"]  # its design's own: nothing stopped against it
     if seq["reference"] != ref:
         problems.append(f"it stopped against {seq['reference']}'s records but is judged against {ref}'s "
                         f"— fix: `reference: {ref}` in variants.{name}, then `dvc repro evaluate@{name}`")
@@ -143,7 +166,8 @@ def sequential_design(name: str, m: Metrics, r: list[dict], ref: str, ref_r: lis
     if problems:
         raise CompareError(f"{name}: " + "; ".join(problems))
     spending = Spending(seq["spending"], seq["gamma"])  # the one its looks were taken under
-    return {**seq, "repeated_alpha": at_looks(cfg, seq["looks"], seq["total"], spending)[1]}, served_part(ref_r, r)
+    at, level = at_looks(cfg, seq["looks"], seq["total"], spending)
+    return {**seq, "repeated_alpha": level}, served_part(ref_r, r), at
 
 
 def custody_record(results: Path, name: str, m: Metrics, ref_m: Metrics,
@@ -196,12 +220,12 @@ def run(params: StageView, layout, *, baseline: str | None = None,
         if not m.served:
             out["variants"][name] = {"variant": name, "served": False, "reason": m.reason}
             continue
+        if opening_only(m):  # an engine's reference, read on every item it was served, by it or its variants
+            r = served_in_all(results, name, loaded, refs)
         ref_m, ref_r = all_loaded[refs[name]]
         ref_r, ref_sha = paired_with(results, name, r, refs[name], ref_m, ref_r)
-        seq, ref_used = sequential_design(name, m, r, refs[name], ref_r, cfg,
-                                          ref_total=ref_m.sequential.total if ref_sha else None)
-        vcfg = cfg if seq is None or seq.get("role") == "reference" else at_looks(
-            cfg, seq["looks"], seq["total"], Spending(seq["spending"], seq["gamma"]))[0]
+        seq, ref_used, vcfg = sequential_design(name, m, r, refs[name], ref_r, cfg,
+                                                ref_total=ref_m.sequential.total if ref_sha else None)
         v = compare_variant(ref_m, ref_used, m, r, vcfg, reference=refs[name])
         if seq is not None:
             v["sequential"] = seq

@@ -180,3 +180,39 @@ def test_with_the_record_cache_the_reference_serves_as_far_as_its_longest_runnin
     a, b = ({r["id"]: r["output"] for r in map(json.loads, (res / n / "reference-samples.jsonl").read_text()
                                                  .splitlines())} for n in (Q8, Q2))
     assert all(a[i] == b[i] for i in set(a) & set(b))  # one serving of each reference item
+
+
+def test_compare_pairs_a_variant_with_the_reference_records_it_read_and_refuses_any_other(seq):
+    params, served = seq
+    from pipeline.compare.stage import PARAMS as COMPARE
+    from pipeline.io import file_sha256
+
+    view, layout = stage_args(sequential_params(served, GATES), served.root, COMPARE)
+    v = compare.run(view, layout, baseline=F16, variants=[Q8])["variants"][Q8]
+    path = served.root / "results" / Q8 / "reference-samples.jsonl"
+    assert v["custody"]["reference_samples_sha256"] == file_sha256(path)
+    assert v["accuracy"]["n"] == len(path.read_text().splitlines()) > LOOK
+    # the reference read against another run on the items it served itself, at α: a sample
+    # fixed in advance, not a stopping time
+    r = compare.run(view, layout, baseline=Q8, variants=[F16])["variants"][F16]
+    assert r["accuracy"]["n"] == LOOK and r["sequential"]["repeated_alpha"] == params.compare.alpha
+    # read against the baseline on every item it was served, by itself and by its variants: as far
+    # as the longest-running variant went, at the repeated level of the looks those items make
+    loaded = {n: compare.load_results(served.root / "results", n) for n in (F16, Q8, Q2)}
+    union = compare.served_in_all(served.root / "results", F16, loaded, {Q8: F16, Q2: F16})
+    longest = max(len(loaded[n][1]) for n in (Q8, Q2))
+    assert len(union) == longest and len({x["id"] for x in union}) == longest
+    seq, _, at = compare.sequential_design(F16, loaded[F16][0], union, "baseline", union, params.compare)
+    looks = look_sizes(seq["total"], LOOK)[:longest // LOOK]
+    assert (seq["looks"], seq["items"], seq["opening_items"]) == (looks, longest, LOOK)
+    assert seq["repeated_alpha"] == at.alpha == pytest.approx(repeated_alpha(looks, seq["total"], params.compare.alpha))
+    kept = path.read_text()
+    try:
+        path.write_text("".join(kept.splitlines(keepends=True)[:-1]))  # one item short
+        with pytest.raises(compare.CompareError, match="are not for its"):
+            compare.run(view, layout, baseline=F16, variants=[Q8])
+        path.unlink()
+        with pytest.raises(compare.CompareError, match="holds no records of gguf_f16"):
+            compare.run(view, layout, baseline=F16, variants=[Q8])
+    finally:
+        path.write_text(kept)
