@@ -180,6 +180,12 @@ def test_with_the_record_cache_the_reference_serves_as_far_as_its_longest_runnin
     a, b = ({r["id"]: r["output"] for r in map(json.loads, (res / n / "reference-samples.jsonl").read_text()
                                                  .splitlines())} for n in (Q8, Q2))
     assert all(a[i] == b[i] for i in set(a) & set(b))  # one serving of each reference item
+    # the variants served the reference under the identity its own stage used: one file of it,
+    # holding its opening look and every item its variants served for it
+    files = sorted((tmp_path / "cache").glob("*.jsonl"))
+    assert len(files) == 3  # gguf_f16, Q8, Q2
+    lines = {len(f.read_text().splitlines()) - 1 for f in files}  # the header aside
+    assert max(items.values()) in lines
 
 
 def test_compare_pairs_a_variant_with_the_reference_records_it_read_and_refuses_any_other(seq):
