@@ -141,7 +141,8 @@ def main() -> None:
           f"({1 - gs / gf:.1%} fewer), {ws:.0f} s ({1 - ws / wf:.1%} less), {ns} item passes "
           f"({1 - ns / nf:.1%} fewer); {same}/{len(judged)} verdicts as the fixed design's |")
     if a.json:
-        a.json.write_text(json.dumps({"project": str(project), "designs": table}, indent=2) + "\n")
+        where = "." if project == ROOT else project.name  # no machine path in a tracked result
+        a.json.write_text(json.dumps({"project": where, "designs": table}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
